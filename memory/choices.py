@@ -1,0 +1,134 @@
+"""PyRIT's enumerations as Django choices; every value is exactly PyRIT's (spec §1)."""
+
+from __future__ import annotations
+
+from django.db import models
+
+
+class ChatMessageRole(models.TextChoices):
+    """Role of a message. ``simulated_assistant`` is an assistant turn not produced by the target."""
+
+    SYSTEM = "system", "System"
+    USER = "user", "User"
+    ASSISTANT = "assistant", "Assistant"
+    SIMULATED_ASSISTANT = "simulated_assistant", "Simulated assistant"
+    TOOL = "tool", "Tool"
+    DEVELOPER = "developer", "Developer"
+
+
+class PromptDataType(models.TextChoices):
+    """What a piece value holds: text, or a location string for media types."""
+
+    TEXT = "text", "Text"
+    IMAGE_PATH = "image_path", "Image"
+    AUDIO_PATH = "audio_path", "Audio"
+    VIDEO_PATH = "video_path", "Video"
+    BINARY_PATH = "binary_path", "Binary file"
+    URL = "url", "URL"
+    REASONING = "reasoning", "Reasoning"
+    ERROR = "error", "Error"
+    FUNCTION_CALL = "function_call", "Function call"
+    TOOL_CALL = "tool_call", "Tool call"
+    FUNCTION_CALL_OUTPUT = "function_call_output", "Function call output"
+
+
+#: Data types whose value is a path/URI to a file rather than content (spec §1, §13).
+MEDIA_DATA_TYPES = frozenset(
+    {
+        PromptDataType.IMAGE_PATH,
+        PromptDataType.AUDIO_PATH,
+        PromptDataType.VIDEO_PATH,
+        PromptDataType.BINARY_PATH,
+    }
+)
+
+
+def is_media_value(data_type: str, value: str) -> bool:
+    """True when ``value`` of ``data_type`` names a file (``url`` only when not http(s))."""
+    if data_type in MEDIA_DATA_TYPES:
+        return True
+    return data_type == PromptDataType.URL and not value.startswith(("http://", "https://"))
+
+
+class PromptResponseError(models.TextChoices):
+    """Why a response is not a normal answer; NULL in PyRIT's column means ``none``."""
+
+    NONE = "none", "None"
+    BLOCKED = "blocked", "Blocked"
+    PROCESSING = "processing", "Processing error"
+    EMPTY = "empty", "Empty"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class Originator(models.TextChoices):
+    """Which component created a piece (never persisted by PyRIT; 0.9's ``orchestrator`` = attack)."""
+
+    ATTACK = "attack", "Attack"
+    CONVERTER = "converter", "Converter"
+    SCORER = "scorer", "Scorer"
+    UNDEFINED = "undefined", "Undefined"
+
+
+class ScoreType(models.TextChoices):
+    """How a score value is to be read."""
+
+    TRUE_FALSE = "true_false", "True/false"
+    FLOAT_SCALE = "float_scale", "Float scale"
+    UNKNOWN = "unknown", "Unknown"
+
+
+class ScoreStatus(models.TextChoices):
+    """PyRIT 1.1.0: an undetermined score has no value."""
+
+    COMPLETE = "complete", "Complete"
+    UNDETERMINED = "undetermined", "Undetermined"
+
+
+class AttackOutcome(models.TextChoices):
+    """Outcome of an attack; ``error`` exists from PyRIT 0.14 on."""
+
+    SUCCESS = "success", "Success"
+    FAILURE = "failure", "Failure"
+    UNDETERMINED = "undetermined", "Undetermined"
+    ERROR = "error", "Error"
+
+
+class ConversationType(models.TextChoices):
+    """Type of a conversation related to an attack result."""
+
+    ADVERSARIAL = "adversarial", "Adversarial chat"
+    PRUNED = "pruned", "Pruned"
+    SCORE = "score", "Scorer"
+    CONVERTER = "converter", "Converter"
+
+
+class SeedType(models.TextChoices):
+    """Kind of seed stored in the seed table."""
+
+    PROMPT = "prompt", "Prompt"
+    OBJECTIVE = "objective", "Objective"
+    SIMULATED_CONVERSATION = "simulated_conversation", "Simulated conversation"
+
+
+class ScenarioRunState(models.TextChoices):
+    """State of a scenario run (upper-case, as PyRIT stores it)."""
+
+    CREATED = "CREATED", "Created"
+    IN_PROGRESS = "IN_PROGRESS", "In progress"
+    COMPLETED = "COMPLETED", "Completed"
+    FAILED = "FAILED", "Failed"
+    CANCELLED = "CANCELLED", "Cancelled"
+
+
+class ConversationRetryReason(models.TextChoices):
+    """Why a conversation turn was rolled back and resent (PyRIT 1.1.0)."""
+
+    JSON_PARSING = "json_parsing", "JSON parsing"
+
+
+class ScorableType(models.TextChoices):
+    """What a 1.1.0 score judged."""
+
+    MESSAGE = "message", "Message"
+    CONTENT = "content", "Content"
+    CONTENT_ENTRY = "content_entry", "Stored content"

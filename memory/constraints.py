@@ -1,0 +1,23 @@
+"""Reusable database constraint builders shared by the memory and seeds models."""
+
+from __future__ import annotations
+
+from django.db import models
+from django.db.models import Q
+
+SHA256_REGEX = r"^[0-9a-f]{64}$"
+
+
+def choice_check(
+    field: str, choices: type[models.TextChoices], name: str
+) -> models.CheckConstraint:
+    """A check constraint keeping ``field`` inside the values of ``choices``."""
+    return models.CheckConstraint(condition=Q(**{f"{field}__in": choices.values}), name=name)
+
+
+def sha256_or_null_check(field: str, name: str) -> models.CheckConstraint:
+    """A check constraint: ``field`` is NULL or 64 lower-case hex characters."""
+    return models.CheckConstraint(
+        condition=Q(**{f"{field}__isnull": True}) | Q(**{f"{field}__regex": SHA256_REGEX}),
+        name=name,
+    )

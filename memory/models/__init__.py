@@ -1,0 +1,26 @@
+"""PyRIT memory models, one module per aggregate, re-exported here."""
+
+from memory.models.attacks import AttackResult, RelatedConversation
+from memory.models.conversations import Conversation, Message, MessagePiece, PieceConverter
+from memory.models.identifiers import ComponentIdentifier, ComponentIdentifierChild
+from memory.models.media import MediaBlob
+from memory.models.scenarios import ScenarioResult
+from memory.models.scores import ScorableContent, Score
+from memory.models.tags import HarmCategory, Label
+
+__all__ = [
+    "AttackResult",
+    "ComponentIdentifier",
+    "ComponentIdentifierChild",
+    "Conversation",
+    "HarmCategory",
+    "Label",
+    "MediaBlob",
+    "Message",
+    "MessagePiece",
+    "PieceConverter",
+    "RelatedConversation",
+    "ScenarioResult",
+    "ScorableContent",
+    "Score",
+]

@@ -1,0 +1,144 @@
+"""Attack results and their related conversations (spec §7)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+
+from memory.choices import AttackOutcome, ConversationType
+from memory.constraints import choice_check, sha256_or_null_check
+from memory.models.conversations import Conversation, MessagePiece
+from memory.models.identifiers import ComponentIdentifier
+from memory.models.scenarios import ScenarioResult
+from memory.models.scores import Score
+from memory.models.tags import HarmCategory, Label
+
+
+class AttackResultQuerySet(models.QuerySet):
+    """Reads on attack results."""
+
+    def with_identifiers(self) -> AttackResultQuerySet:
+        """Join what every list row shows: the main conversation and both identifiers."""
+        return self.select_related("conversation", "attack_identifier", "atomic_attack_identifier")
+
+
+class AttackResult(models.Model):
+    """The outcome of one attack on one objective: PyRIT's ``AttackResult``.
+
+    ``id`` is PyRIT's ``attack_result_id``. ``attack_identifier`` is the attack strategy —
+    taken from the 0.10–0.14 column or from inside the atomic identifier (both nesting styles,
+    spec §9.2) — so every version is filterable the same way; the atomic identifier is kept
+    as it came. Labels and harm categories are PyRIT 1.x fields; for 0.x data they are the
+    union of the conversation's piece values.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.PROTECT, related_name="attack_results"
+    )
+    objective = models.TextField()
+    objective_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    attack_identifier = models.ForeignKey(
+        ComponentIdentifier,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="attack_results",
+    )
+    atomic_attack_identifier = models.ForeignKey(
+        ComponentIdentifier,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="atomic_attack_results",
+    )
+    last_response = models.ForeignKey(
+        MessagePiece, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    last_score = models.ForeignKey(
+        Score, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    executed_turns = models.PositiveIntegerField(default=0)
+    execution_time_ms = models.PositiveBigIntegerField(default=0)
+    outcome = models.CharField(
+        max_length=16, choices=AttackOutcome.choices, default=AttackOutcome.UNDETERMINED
+    )
+    outcome_reason = models.TextField(null=True, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+    timestamp = models.DateTimeField()
+    labels = models.JSONField(default=dict, blank=True)
+    targeted_harm_categories = models.JSONField(default=list, blank=True)
+    label_index = models.ManyToManyField(Label, blank=True, related_name="attack_results")
+    harm_category_index = models.ManyToManyField(
+        HarmCategory, blank=True, related_name="attack_results"
+    )
+    error_message = models.TextField(null=True, blank=True)
+    error_type = models.CharField(max_length=255, null=True, blank=True)
+    error_traceback = models.TextField(null=True, blank=True)
+    retry_events = models.JSONField(default=list, blank=True)
+    total_retries = models.PositiveIntegerField(default=0)
+    attribution_parent = models.ForeignKey(
+        ScenarioResult,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="attack_results",
+    )
+    attribution_data = models.JSONField(null=True, blank=True)
+    pyrit_version = models.CharField(max_length=32, blank=True, default="")
+    extra = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = AttackResultQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            choice_check("outcome", AttackOutcome, "%(app_label)s_%(class)s_outcome_valid"),
+            sha256_or_null_check("objective_sha256", "%(app_label)s_%(class)s_objective_sha256"),
+        ]
+        indexes = [
+            # Attack list, default order: newest first.
+            models.Index(fields=["-timestamp"], name="memory_attack_timestamp_idx"),
+            # Outcome filter and ASR counts over a date range.
+            models.Index(fields=["outcome", "timestamp"], name="memory_attack_outcome_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.outcome}: {self.objective[:60]}"
+
+    @property
+    def attack_result_id(self) -> uuid.UUID:
+        """PyRIT's name for the primary key."""
+        return self.id
+
+
+class RelatedConversation(models.Model):
+    """A helper conversation of an attack (adversarial chat, pruned branch, scorer, converter).
+
+    PyRIT compares references by conversation id only, hence one row per (attack, conversation).
+    """
+
+    attack_result = models.ForeignKey(
+        AttackResult, on_delete=models.CASCADE, related_name="related_conversations"
+    )
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.PROTECT, related_name="related_to_attacks"
+    )
+    conversation_type = models.CharField(max_length=16, choices=ConversationType.choices)
+    description = models.TextField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["attack_result", "conversation"],
+                name="%(app_label)s_%(class)s_unique_reference",
+            ),
+            choice_check(
+                "conversation_type", ConversationType, "%(app_label)s_%(class)s_type_valid"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_type}: {self.conversation_id}"

@@ -1,0 +1,281 @@
+"""Conversations, messages and message pieces (spec §2 – §4)."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.db import models
+from django.db.models import Q
+
+from memory.choices import (
+    ChatMessageRole,
+    Originator,
+    PromptDataType,
+    PromptResponseError,
+    is_media_value,
+)
+from memory.constraints import choice_check, sha256_or_null_check
+from memory.models.identifiers import ComponentIdentifier
+from memory.models.media import MediaBlob
+from memory.models.tags import HarmCategory, Label
+
+class ConversationQuerySet(models.QuerySet):
+    """Reads on conversations."""
+
+    def ordered(self) -> ConversationQuerySet:
+        """PyRIT's listing order: earliest piece first, then conversation id (spec §4.1)."""
+        return self.order_by(models.F("started_at").asc(nulls_last=True), "conversation_id")
+
+
+class Conversation(models.Model):
+    """All pieces sharing one PyRIT ``conversation_id``.
+
+    PyRIT 0.x has no conversation table: a conversation is implied by its pieces. PyRIT 1.x adds
+    one, holding the target the conversation is held with and rolled-back retries. Labels and
+    harm categories are kept here as the union over the conversation's pieces and attack results,
+    with normalised links for indexed filtering.
+    """
+
+    conversation_id = models.CharField(max_length=255, unique=True)
+    target_identifier = models.ForeignKey(
+        ComponentIdentifier,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="target_conversations",
+    )
+    retries = models.JSONField(default=list, blank=True)
+    labels = models.JSONField(default=dict, blank=True)
+    targeted_harm_categories = models.JSONField(default=list, blank=True)
+    label_index = models.ManyToManyField(Label, blank=True, related_name="conversations")
+    harm_category_index = models.ManyToManyField(
+        HarmCategory, blank=True, related_name="conversations"
+    )
+    started_at = models.DateTimeField(null=True, blank=True)
+    pyrit_version = models.CharField(max_length=32, blank=True, default="")
+    extra = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = ConversationQuerySet.as_manager()
+
+    class Meta:
+        indexes = [
+            # Conversation listing in PyRIT order and date-range filters.
+            models.Index(fields=["started_at", "conversation_id"], name="memory_conv_started_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.conversation_id
+
+
+class Message(models.Model):
+    """One turn: the pieces of a conversation sharing a ``sequence`` (spec §3).
+
+    The role lives here, once, so "all pieces of a message share a role" holds by construction;
+    the unique (conversation, sequence) pair is PyRIT's grouping rule.
+    """
+
+    conversation = models.ForeignKey(
+        Conversation, on_delete=models.CASCADE, related_name="messages"
+    )
+    sequence = models.IntegerField()
+    role = models.CharField(max_length=32, choices=ChatMessageRole.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["conversation", "sequence"],
+                name="%(app_label)s_%(class)s_unique_sequence",
+            ),
+            models.CheckConstraint(
+                condition=Q(sequence__gte=0), name="%(app_label)s_%(class)s_sequence_gte_0"
+            ),
+            choice_check("role", ChatMessageRole, "%(app_label)s_%(class)s_role_valid"),
+        ]
+        # The unique constraint's index serves "a conversation's messages in sequence order".
+        ordering = ["conversation", "sequence"]
+
+    def __str__(self) -> str:
+        return f"{self.conversation_id}#{self.sequence} ({self.role})"
+
+    @property
+    def api_role(self) -> str:
+        """The role a chat API sees: ``simulated_assistant`` is sent as ``assistant``."""
+        if self.role == ChatMessageRole.SIMULATED_ASSISTANT:
+            return ChatMessageRole.ASSISTANT
+        return self.role
+
+
+class MessagePieceQuerySet(models.QuerySet):
+    """Reads on pieces."""
+
+    def of_conversation(self, conversation_id: str) -> MessagePieceQuerySet:
+        """Every piece of a conversation, ordered as PyRIT orders them, in one query."""
+        return (
+            self.filter(message__conversation__conversation_id=conversation_id)
+            .select_related("message")
+            .order_by("message__sequence", "position")
+        )
+
+
+class MessagePiece(models.Model):
+    """One part (text, image, audio…) of one message: PyRIT's ``MessagePiece`` (spec §2.1).
+
+    ``id`` is PyRIT's piece id. ``position`` keeps the source order inside the message, which
+    PyRIT itself never stores. Media values stay the location strings PyRIT wrote; the bytes,
+    once uploaded, hang off ``original_media`` / ``converted_media``.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="pieces")
+    position = models.PositiveIntegerField(default=0)
+    timestamp = models.DateTimeField()
+    labels = models.JSONField(default=dict, blank=True)
+    prompt_metadata = models.JSONField(default=dict, blank=True)
+    targeted_harm_categories = models.JSONField(default=list, blank=True)
+    converter_identifiers = models.ManyToManyField(
+        ComponentIdentifier, through="PieceConverter", related_name="converted_pieces", blank=True
+    )
+    prompt_target_identifier = models.ForeignKey(
+        ComponentIdentifier,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="target_pieces",
+    )
+    attack_identifier = models.ForeignKey(
+        ComponentIdentifier,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="attack_pieces",
+    )
+    scorer_identifier = models.ForeignKey(
+        ComponentIdentifier,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="scorer_pieces",
+    )
+    original_value = models.TextField()
+    original_value_data_type = models.CharField(
+        max_length=32, choices=PromptDataType.choices, default=PromptDataType.TEXT
+    )
+    original_value_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    original_media = models.ForeignKey(
+        MediaBlob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    converted_value = models.TextField(blank=True)
+    converted_value_data_type = models.CharField(
+        max_length=32, choices=PromptDataType.choices, default=PromptDataType.TEXT
+    )
+    converted_value_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    converted_media = models.ForeignKey(
+        MediaBlob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    response_error = models.CharField(
+        max_length=16, choices=PromptResponseError.choices, default=PromptResponseError.NONE
+    )
+    originator = models.CharField(
+        max_length=16, choices=Originator.choices, default=Originator.UNDEFINED
+    )
+    original_prompt_id = models.UUIDField()
+    pyrit_version = models.CharField(max_length=32, blank=True, default="")
+    # Fields a client sent that PyRIT's shapes do not define: kept, never dropped.
+    extra = models.JSONField(default=dict, blank=True)
+
+    objects = MessagePieceQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["message", "position"], name="%(app_label)s_%(class)s_unique_position"
+            ),
+            choice_check(
+                "original_value_data_type",
+                PromptDataType,
+                "%(app_label)s_%(class)s_original_type_valid",
+            ),
+            choice_check(
+                "converted_value_data_type",
+                PromptDataType,
+                "%(app_label)s_%(class)s_converted_type_valid",
+            ),
+            choice_check(
+                "response_error", PromptResponseError, "%(app_label)s_%(class)s_error_valid"
+            ),
+            choice_check("originator", Originator, "%(app_label)s_%(class)s_originator_valid"),
+            sha256_or_null_check(
+                "original_value_sha256", "%(app_label)s_%(class)s_original_sha256_hex"
+            ),
+            sha256_or_null_check(
+                "converted_value_sha256", "%(app_label)s_%(class)s_converted_sha256_hex"
+            ),
+        ]
+        indexes = [
+            # Scores are joined on original_prompt_id (spec §6.4), never on id.
+            models.Index(fields=["original_prompt_id"], name="memory_piece_orig_prompt_idx"),
+            # Date-range filters and "latest activity" lists.
+            models.Index(fields=["timestamp"], name="memory_piece_timestamp_idx"),
+            # Media arriving after its pieces is matched by the SHA-256 of its bytes (§13).
+            models.Index(fields=["original_value_sha256"], name="memory_piece_orig_sha_idx"),
+            models.Index(fields=["converted_value_sha256"], name="memory_piece_conv_sha_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.id} ({self.converted_value_data_type})"
+
+    @property
+    def role(self) -> str:
+        """The role of the message this piece belongs to."""
+        return self.message.role
+
+    @property
+    def sequence(self) -> int:
+        """The sequence of the message this piece belongs to."""
+        return self.message.sequence
+
+    def has_error(self) -> bool:
+        """PyRIT's ``has_error()``: the response carries an error marker."""
+        return self.response_error != PromptResponseError.NONE
+
+    def is_blocked(self) -> bool:
+        """PyRIT's ``is_blocked()``: a content filter refused the request."""
+        return self.response_error == PromptResponseError.BLOCKED
+
+    @property
+    def is_duplicate(self) -> bool:
+        """True for a copy made by duplicating a conversation (``original_prompt_id != id``)."""
+        return self.original_prompt_id != self.id
+
+    @property
+    def original_is_media(self) -> bool:
+        """The original value names a file."""
+        return is_media_value(self.original_value_data_type, self.original_value)
+
+    @property
+    def converted_is_media(self) -> bool:
+        """The converted value names a file."""
+        return is_media_value(self.converted_value_data_type, self.converted_value)
+
+
+class PieceConverter(models.Model):
+    """The ordered converter chain of a piece (``converter_identifiers``, in applied order)."""
+
+    piece = models.ForeignKey(MessagePiece, on_delete=models.CASCADE, related_name="converters")
+    position = models.PositiveIntegerField()
+    identifier = models.ForeignKey(
+        ComponentIdentifier, on_delete=models.PROTECT, related_name="piece_converter_links"
+    )
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(
+                fields=["piece", "position"], name="%(app_label)s_%(class)s_unique_position"
+            ),
+        ]
+        ordering = ["piece", "position"]
+
+    def __str__(self) -> str:
+        return f"{self.piece_id}[{self.position}] {self.identifier}"

@@ -1,0 +1,154 @@
+"""Scores and the loose content PyRIT 1.1.0 can score (spec §6)."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterable
+
+from django.db import models
+from django.db.models import Q
+
+from memory.choices import PromptDataType, ScoreStatus, ScoreType
+from memory.constraints import choice_check, sha256_or_null_check
+from memory.models.identifiers import ComponentIdentifier
+
+
+def score_numeric_value(score_type: str, score_value: str | None) -> float | None:
+    """The value as a number (true → 1.0, false → 0.0), or None when it has none.
+
+    Raises ``ValueError`` when the value is not valid for its type (spec §6.2): a true/false
+    value other than "true"/"false" in any case, or a float_scale value outside [0, 1].
+    """
+    if score_value is None:
+        return None
+    if score_type == ScoreType.TRUE_FALSE:
+        lowered = str(score_value).lower()
+        if lowered not in {"true", "false"}:
+            raise ValueError(f"true_false score value must be 'true' or 'false', not {score_value!r}")
+        return 1.0 if lowered == "true" else 0.0
+    if score_type == ScoreType.FLOAT_SCALE:
+        number = float(score_value)
+        if math.isnan(number) or not 0.0 <= number <= 1.0:
+            raise ValueError(f"float_scale score value must lie in [0, 1], not {score_value!r}")
+        return number
+    return None
+
+
+class ScorableContent(models.Model):
+    """Loose content scored outside any conversation (PyRIT 1.1.0 ``ScorableContentEntries``)."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    value = models.TextField()
+    value_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    data_type = models.CharField(
+        max_length=32, choices=PromptDataType.choices, default=PromptDataType.TEXT
+    )
+    timestamp = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            choice_check("data_type", PromptDataType, "%(app_label)s_%(class)s_data_type_valid"),
+            sha256_or_null_check("value_sha256", "%(app_label)s_%(class)s_sha256_hex"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.data_type}: {self.value[:40]}"
+
+
+class ScoreQuerySet(models.QuerySet):
+    """Reads on scores."""
+
+    def for_pieces(self, original_prompt_ids: Iterable[uuid.UUID]) -> ScoreQuerySet:
+        """Scores visible on pieces with these ``original_prompt_id`` values (spec §6.4)."""
+        return self.filter(message_piece_id__in=list(original_prompt_ids)).select_related(
+            "scorer_class_identifier"
+        )
+
+
+class Score(models.Model):
+    """A scorer's judgement of one piece (or of loose content): PyRIT's ``Score``.
+
+    ``message_piece_id`` is the raw id PyRIT stored. It is not a foreign key on purpose: PyRIT
+    joins it against pieces' ``original_prompt_id`` (so every copy of a duplicated piece shows
+    the score), and scores of pieces that were never stored must still be kept (a dangling
+    link). ``numeric_value`` is the value as a number, derived on write, so aggregates and the
+    check constraints can read it.
+    """
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    score_value = models.TextField(null=True, blank=True)
+    numeric_value = models.FloatField(null=True, blank=True, editable=False)
+    score_value_description = models.TextField(null=True, blank=True)
+    score_type = models.CharField(max_length=16, choices=ScoreType.choices)
+    score_category = models.JSONField(null=True, blank=True)
+    score_rationale = models.TextField(null=True, blank=True)
+    score_metadata = models.JSONField(default=dict, blank=True)
+    scorer_class_identifier = models.ForeignKey(
+        ComponentIdentifier, on_delete=models.PROTECT, related_name="scores"
+    )
+    message_piece_id = models.UUIDField(null=True, blank=True)
+    timestamp = models.DateTimeField()
+    objective = models.TextField(null=True, blank=True)
+    status = models.CharField(
+        max_length=16, choices=ScoreStatus.choices, default=ScoreStatus.COMPLETE
+    )
+    scorable = models.JSONField(null=True, blank=True)
+    scorable_content = models.ForeignKey(
+        ScorableContent, on_delete=models.PROTECT, null=True, blank=True, related_name="scores"
+    )
+    pyrit_version = models.CharField(max_length=32, blank=True, default="")
+    extra = models.JSONField(default=dict, blank=True)
+
+    objects = ScoreQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            choice_check("score_type", ScoreType, "%(app_label)s_%(class)s_type_valid"),
+            choice_check("status", ScoreStatus, "%(app_label)s_%(class)s_status_valid"),
+            # 1.1.0: undetermined <=> no value.
+            models.CheckConstraint(
+                condition=Q(status=ScoreStatus.UNDETERMINED, score_value__isnull=True)
+                | Q(status=ScoreStatus.COMPLETE, score_value__isnull=False),
+                name="%(app_label)s_%(class)s_value_matches_status",
+            ),
+            # true_false values are "true"/"false" in any case, and numeric_value agrees.
+            models.CheckConstraint(
+                condition=~Q(score_type=ScoreType.TRUE_FALSE)
+                | Q(score_value__isnull=True, numeric_value__isnull=True)
+                | Q(score_value__iexact="true", numeric_value=1.0)
+                | Q(score_value__iexact="false", numeric_value=0.0),
+                name="%(app_label)s_%(class)s_true_false_value",
+            ),
+            # float_scale values lie in [0, 1].
+            models.CheckConstraint(
+                condition=~Q(score_type=ScoreType.FLOAT_SCALE)
+                | Q(score_value__isnull=True, numeric_value__isnull=True)
+                | Q(numeric_value__gte=0.0, numeric_value__lte=1.0),
+                name="%(app_label)s_%(class)s_float_scale_range",
+            ),
+        ]
+        indexes = [
+            # Scores of a conversation: WHERE message_piece_id IN (original_prompt_ids…).
+            models.Index(fields=["message_piece_id"], name="memory_score_piece_idx"),
+            # Score lists and trends by time.
+            models.Index(fields=["timestamp"], name="memory_score_timestamp_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.score_type}={self.score_value} ({self.scorer_class_identifier_id})"
+
+    def save(self, *args, **kwargs) -> None:
+        """Derive ``numeric_value`` from the value, so it can never disagree with it."""
+        self.numeric_value = score_numeric_value(self.score_type, self.score_value)
+        super().save(*args, **kwargs)
+
+    def get_value(self) -> bool | float | str | None:
+        """PyRIT's ``get_value()``: a bool for true_false, a float for float_scale."""
+        if self.score_value is None:
+            return None
+        if self.score_type == ScoreType.TRUE_FALSE:
+            return self.score_value.lower() == "true"
+        if self.score_type == ScoreType.FLOAT_SCALE:
+            return float(self.score_value)
+        return self.score_value
