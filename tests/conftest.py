@@ -1,0 +1,44 @@
+"""Shared pytest fixtures: users with different permissions, media in a temp dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+#: ../shared beside the checkout (CI puts it there); tests may read fixtures from it.
+SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
+FIXTURES_DIR = SHARED_DIR / "fixtures"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_storage(settings, tmp_path):
+    """Media go to a per-test folder; static files need no collectstatic manifest."""
+    settings.MEDIA_ROOT = tmp_path / "media"
+    # The test client speaks plain HTTP; production redirects it to HTTPS.
+    settings.SECURE_SSL_REDIRECT = False
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+    }
+
+
+@pytest.fixture
+def superuser(django_user_model):
+    """An administrator."""
+    return django_user_model.objects.create_superuser(
+        username="admin", email="admin@example.org", password="pw-admin-123"
+    )
+
+
+@pytest.fixture
+def admin_client(client, superuser):
+    """A test client logged in as the administrator."""
+    client.force_login(superuser)
+    return client
+
+
+@pytest.fixture
+def reader(django_user_model):
+    """A logged-in user with no special permissions."""
+    return django_user_model.objects.create_user(username="reader", password="pw-reader-123")
