@@ -6,7 +6,7 @@ from django.db import models
 
 
 class ChatMessageRole(models.TextChoices):
-    """Role of a message. ``simulated_assistant`` is an assistant turn not produced by the target."""
+    """Role of a message; ``simulated_assistant`` is an assistant turn the target never said."""
 
     SYSTEM = "system", "System"
     USER = "user", "User"
@@ -61,7 +61,7 @@ class PromptResponseError(models.TextChoices):
 
 
 class Originator(models.TextChoices):
-    """Which component created a piece (never persisted by PyRIT; 0.9's ``orchestrator`` = attack)."""
+    """Which component created a piece (never persisted; 0.9 said ``orchestrator`` for attack)."""
 
     ATTACK = "attack", "Attack"
     CONVERTER = "converter", "Converter"

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Redline's two commands:
+#   ./dev.sh up      set up everything (virtualenv, install, migrate, demo data, admin login)
+#                    and serve the app on http://127.0.0.1:8000
+#   ./dev.sh test    run the whole test suite (extra arguments go to pytest)
+# Also: ./dev.sh setup (virtualenv + install only).
+set -euo pipefail
+cd "$(dirname "$0")"
+
+VENV=.venv
+MIN_MINOR=12
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+python_ok() {
+  # Is "$1" a Python 3.MIN_MINOR+ interpreter with venv support?
+  "$1" -c "import sys, venv; sys.exit(0 if sys.version_info >= (3, $MIN_MINOR) else 1)" 2>/dev/null
+}
+
+find_python() {
+  local candidates=() c found=()
+  [ -n "${PYTHON:-}" ] && candidates+=("$PYTHON")
+  candidates+=(python3.14 python3.13 python3.12)
+  # pyenv and hand-built interpreters are often installed but not on PATH.
+  for c in "$HOME"/.pyenv/versions/3.1[2-9]*/bin/python3 /usr/local/bin/python3.1[2-9] \
+           /usr/bin/python3.1[2-9] python3; do
+    candidates+=("$c")
+  done
+  for c in "${candidates[@]}"; do
+    if command -v "$c" >/dev/null 2>&1 || [ -x "$c" ]; then
+      if python_ok "$c"; then echo "$c"; return 0; fi
+      found+=("$c ($("$c" -V 2>&1 || echo unknown))")
+    fi
+  done
+  die "Redline needs Python >= 3.$MIN_MINOR, and none was found.
+  Looked at: ${found[*]:-nothing on PATH}
+  Install one (e.g. 'pyenv install 3.12', or your system's python3.12 and python3.12-venv
+  packages) or point PYTHON at it: PYTHON=/path/to/python3.12 ./dev.sh up"
+}
+
+setup() {
+  if [ ! -x "$VENV/bin/python" ] || ! python_ok "$VENV/bin/python"; then
+    local py
+    py=$(find_python)
+    say "Creating virtualenv with $py ($("$py" -V 2>&1))"
+    rm -rf "$VENV"
+    "$py" -m venv "$VENV"
+  fi
+  # Reinstall only when the dependency list changed since the last install.
+  local stamp="$VENV/.redline-installed" want
+  want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    say "Installing Redline and its test dependencies"
+    "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    "$VENV/bin/python" -m pip install --quiet -e ".[test]"
+    echo "$want" > "$stamp"
+  fi
+}
+
+cmd=${1:-up}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  setup)
+    setup
+    ;;
+  up)
+    setup
+    export DEBUG=${DEBUG:-1}
+    say "Migrating the database (${DATABASE_URL:-SQLite file var/redline.sqlite3})"
+    "$VENV/bin/python" manage.py migrate --no-input -v 0
+    say "Loading demo data (skipped when the database already holds memory)"
+    "$VENV/bin/python" manage.py demo --if-empty
+    "$VENV/bin/python" manage.py ensure_admin
+    say "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
+    exec "$VENV/bin/python" manage.py runserver 127.0.0.1:8000 "$@"
+    ;;
+  test)
+    setup
+    exec "$VENV/bin/python" -m pytest "$@"
+    ;;
+  *)
+    die "unknown command '$cmd' (use: up, test, setup)"
+    ;;
+esac
