@@ -19,6 +19,7 @@ from memory.models.identifiers import ComponentIdentifier
 from memory.models.media import MediaBlob
 from memory.models.tags import HarmCategory, Label
 
+
 class ConversationQuerySet(models.QuerySet):
     """Reads on conversations."""
 

@@ -25,7 +25,9 @@ def score_numeric_value(score_type: str, score_value: str | None) -> float | Non
     if score_type == ScoreType.TRUE_FALSE:
         lowered = str(score_value).lower()
         if lowered not in {"true", "false"}:
-            raise ValueError(f"true_false score value must be 'true' or 'false', not {score_value!r}")
+            raise ValueError(
+                f"true_false score value must be 'true' or 'false', not {score_value!r}"
+            )
         return 1.0 if lowered == "true" else 0.0
     if score_type == ScoreType.FLOAT_SCALE:
         number = float(score_value)
