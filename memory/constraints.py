@@ -5,7 +5,9 @@ from __future__ import annotations
 from django.db import models
 from django.db.models import Q
 
-SHA256_REGEX = r"^[0-9a-f]{64}$"
+# \A and \Z, not ^ and $: Python's re (which Django uses for SQLite) lets $ match before a
+# trailing newline. Both anchors mean "whole string" on SQLite and PostgreSQL alike.
+SHA256_REGEX = r"\A[0-9a-f]{64}\Z"
 
 
 def choice_check(

@@ -123,7 +123,9 @@ def seed_group_create(
         if group_id is not None:
             group.id = group_id
         group.save(force_insert=True)
-        for spec in ordered:
-            _seed_row(spec, dataset, group).save(force_insert=True)
+        for position, spec in enumerate(ordered):
+            seed = _seed_row(spec, dataset, group)
+            seed.position = position
+            seed.save(force_insert=True)
     return group
 

@@ -118,15 +118,15 @@ class Score(models.Model):
             models.CheckConstraint(
                 condition=~Q(score_type=ScoreType.TRUE_FALSE)
                 | Q(score_value__isnull=True, numeric_value__isnull=True)
-                | Q(score_value__iexact="true", numeric_value=1.0)
-                | Q(score_value__iexact="false", numeric_value=0.0),
+                | Q(score_value__iexact="true", numeric_value__isnull=False, numeric_value=1.0)
+                | Q(score_value__iexact="false", numeric_value__isnull=False, numeric_value=0.0),
                 name="%(app_label)s_%(class)s_true_false_value",
             ),
             # float_scale values lie in [0, 1].
             models.CheckConstraint(
                 condition=~Q(score_type=ScoreType.FLOAT_SCALE)
                 | Q(score_value__isnull=True, numeric_value__isnull=True)
-                | Q(numeric_value__gte=0.0, numeric_value__lte=1.0),
+                | Q(numeric_value__isnull=False, numeric_value__gte=0.0, numeric_value__lte=1.0),
                 name="%(app_label)s_%(class)s_float_scale_range",
             ),
         ]
@@ -143,6 +143,9 @@ class Score(models.Model):
     def save(self, *args, **kwargs) -> None:
         """Derive ``numeric_value`` from the value, so it can never disagree with it."""
         self.numeric_value = score_numeric_value(self.score_type, self.score_value)
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and "numeric_value" not in update_fields:
+            kwargs["update_fields"] = [*update_fields, "numeric_value"]
         super().save(*args, **kwargs)
 
     def get_value(self) -> bool | float | str | None:

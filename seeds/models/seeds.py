@@ -28,7 +28,7 @@ class SeedQuerySet(models.QuerySet):
             models.When(seed_type=SeedType.SIMULATED_CONVERSATION, then=1),
             default=2,
         )
-        return self.annotate(_type_rank=rank).order_by("_type_rank", "sequence", "created_at")
+        return self.annotate(_type_rank=rank).order_by("_type_rank", "sequence", "position")
 
 
 class Seed(models.Model):
@@ -67,6 +67,8 @@ class Seed(models.Model):
         SeedGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="seeds"
     )
     sequence = models.IntegerField(default=0)
+    # Order inside the group as the seeds were given (PyRIT keeps list order, never stores it).
+    position = models.PositiveIntegerField(default=0)
     role = models.CharField(max_length=32, choices=ChatMessageRole.choices, null=True, blank=True)
     parameters = models.JSONField(default=list, blank=True)
     is_general_technique = models.BooleanField(default=False)
@@ -102,7 +104,8 @@ class Seed(models.Model):
                 name="%(app_label)s_%(class)s_objective_is_text",
             ),
             models.CheckConstraint(
-                condition=~Q(seed_type=SeedType.SIMULATED_CONVERSATION) | Q(num_turns__gt=0),
+                condition=~Q(seed_type=SeedType.SIMULATED_CONVERSATION)
+                | Q(num_turns__isnull=False, num_turns__gt=0),
                 name="%(app_label)s_%(class)s_simulated_turns_positive",
             ),
             # A group has at most one objective and one simulated conversation (spec §8.5).
@@ -131,7 +134,7 @@ class Seed(models.Model):
         return f"{self.seed_type}: {label[:60]}"
 
 
-class _TypedSeedManager(models.Manager):
+class _TypedSeedManager(models.Manager.from_queryset(SeedQuerySet)):
     """Manager restricted to one ``seed_type`` (set by the proxy class)."""
 
     def __init__(self, seed_type: str) -> None:
@@ -139,7 +142,7 @@ class _TypedSeedManager(models.Manager):
         self.seed_type = seed_type
 
     def get_queryset(self) -> SeedQuerySet:
-        return SeedQuerySet(self.model, using=self._db).filter(seed_type=self.seed_type)
+        return super().get_queryset().filter(seed_type=self.seed_type)
 
 
 class SeedPrompt(Seed):

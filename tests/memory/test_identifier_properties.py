@@ -19,7 +19,7 @@ from memory.identifiers import (
 
 # Modest example counts keep the file at a few seconds; no example database is written into
 # the checkout.
-PROPERTY_SETTINGS = settings(max_examples=int(__import__("os").environ.get("STRESS_N", 100)), deadline=None, database=None)
+PROPERTY_SETTINGS = settings(max_examples=100, deadline=None, database=None)
 
 EVAL_CLASSES: list[type[EvaluationIdentifier]] = [
     ScorerEvaluationIdentifier,
@@ -122,9 +122,7 @@ def test_hash_ignores_param_and_child_order(ident: ComponentIdentifier, rnd: Any
 
 @PROPERTY_SETTINGS
 @given(identifiers(depth=1), PARAM_KEYS)
-def test_none_params_do_not_change_hash_but_are_kept(
-    ident: ComponentIdentifier, key: str
-) -> None:
+def test_none_params_do_not_change_hash_but_are_kept(ident: ComponentIdentifier, key: str) -> None:
     with_none = _rebuild(ident, ident.params | {key: None})
     if ident.params.get(key) is None:
         assert with_none.hash == ident.hash

@@ -325,7 +325,8 @@ class _SeedType(enum.Enum):
     OBJECTIVE = "objective"
 
 
-class _StrSeedType(str, enum.Enum):
+# Deliberately not StrEnum: for a (str, Enum) mixin str() is "Class.MEMBER", not the value.
+class _StrSeedType(str, enum.Enum):  # noqa: UP042
     SIMULATED = "simulated_conversation"
 
 
