@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.test import Client
 
 #: ../shared beside the checkout (CI puts it there); tests may read fixtures from it.
 SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
@@ -32,8 +33,9 @@ def superuser(django_user_model):
 
 
 @pytest.fixture
-def admin_client(client, superuser):
-    """A test client logged in as the administrator."""
+def admin_client(superuser):
+    """A test client of its own, logged in as the administrator."""
+    client = Client()
     client.force_login(superuser)
     return client
 

@@ -1,6 +1,7 @@
 """The project boots: settings, URLs and the health check."""
 
 import pytest
+from django.test import Client
 
 
 @pytest.mark.django_db
@@ -15,3 +16,22 @@ def test_home_requires_login(client):
     response = client.get("/")
     assert response.status_code == 302
     assert "/admin/login/" in response["Location"]
+
+
+@pytest.mark.django_db
+def test_api_docs_need_login_and_use_no_cdn(admin_client):
+    anonymous = Client()
+    assert anonymous.get("/api/v1/docs/").status_code == 302
+    assert anonymous.get("/api/v1/schema/").status_code in (401, 403)
+    page = admin_client.get("/api/v1/docs/").content.decode()
+    assert "cdn" not in page.lower()
+    assert "/static/drf_spectacular_sidecar/" in page
+    schema = admin_client.get("/api/v1/schema/")
+    assert schema.status_code == 200
+
+
+@pytest.mark.django_db
+def test_home_page_shows_counts_for_a_logged_in_user(admin_client):
+    response = admin_client.get("/")
+    assert response.status_code == 200
+    assert b"Attack results" in response.content
