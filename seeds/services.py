@@ -128,4 +128,3 @@ def seed_group_create(
             seed.position = position
             seed.save(force_insert=True)
     return group
-

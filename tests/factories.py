@@ -107,3 +107,84 @@ def make_seed(value: str = "Tell me a secret", **fields) -> Seed:
 def make_group(**fields) -> SeedGroup:
     """An empty seed group."""
     return SeedGroup.objects.create(**fields)
+
+
+# --- Builders for the remaining memory models (admin tests) -------------------------------------
+
+
+def make_piece_converter(piece: MessagePiece, identifier=None, position: int = 0):
+    """A link of ``piece``'s converter chain (a new converter identifier if not given)."""
+    from memory.models import PieceConverter
+
+    return PieceConverter.objects.create(
+        piece=piece,
+        position=position,
+        identifier=identifier or make_identifier("Base64Converter"),
+    )
+
+
+def make_identifier_child(parent: ComponentIdentifier, child=None, name: str = "converter"):
+    """A single (non-list) child edge from ``parent``."""
+    from memory.models import ComponentIdentifierChild
+
+    return ComponentIdentifierChild.objects.create(
+        parent=parent, name=name, child=child or make_identifier("Base64Converter")
+    )
+
+
+def make_scorable_content(value: str = "loose text"):
+    """Loose content scored outside any conversation."""
+    from memory.models import ScorableContent
+
+    return ScorableContent.objects.create(
+        value=value, value_sha256=sha256_hex(value), timestamp=NOW
+    )
+
+
+def make_related_conversation(attack: AttackResult, conversation=None, **fields):
+    """An adversarial-chat conversation related to ``attack``."""
+    from memory.choices import ConversationType
+    from memory.models import RelatedConversation
+
+    fields.setdefault("conversation_type", ConversationType.ADVERSARIAL)
+    return RelatedConversation.objects.create(
+        attack_result=attack, conversation=conversation or make_conversation(), **fields
+    )
+
+
+def make_scenario(**fields):
+    """A scenario result with its own scenario identifier."""
+    from memory.models import ScenarioResult
+
+    defaults = {"scenario_name": "foundry.red_team", "creation_time": NOW}
+    defaults.update(fields)
+    defaults.setdefault("scenario_identifier", make_identifier("RedTeamScenario"))
+    return ScenarioResult.objects.create(**defaults)
+
+
+def make_media_blob(data: bytes | None = None, content_type: str = "image/png"):
+    """A stored media blob (written under the test's MEDIA_ROOT)."""
+    from django.core.files.base import ContentFile
+
+    from memory.models import MediaBlob
+
+    data = data if data is not None else f"blob-{next(_counter)}".encode()
+    digest = hashlib.sha256(data).hexdigest()
+    blob = MediaBlob(sha256=digest, size=len(data), content_type=content_type)
+    blob.file.save(digest, ContentFile(data), save=False)
+    blob.save()
+    return blob
+
+
+def make_label(key: str = "operation", value: str | None = None):
+    """A distinct label pair."""
+    from memory.models import Label
+
+    return Label.objects.create(key=key, value=value or f"op_{next(_counter)}")
+
+
+def make_harm_category(name: str | None = None):
+    """A distinct harm category."""
+    from memory.models import HarmCategory
+
+    return HarmCategory.objects.create(name=name or f"harm-{next(_counter)}")

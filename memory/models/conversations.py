@@ -222,6 +222,12 @@ class MessagePiece(models.Model):
             # Media arriving after its pieces is matched by the SHA-256 of its bytes (§13).
             models.Index(fields=["original_value_sha256"], name="memory_piece_orig_sha_idx"),
             models.Index(fields=["converted_value_sha256"], name="memory_piece_conv_sha_idx"),
+            # "Blocked / errored responses" filters; partial, since almost every piece is fine.
+            models.Index(
+                fields=["response_error"],
+                condition=~Q(response_error=PromptResponseError.NONE),
+                name="memory_piece_error_idx",
+            ),
         ]
 
     def __str__(self) -> str:
