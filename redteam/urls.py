@@ -7,6 +7,10 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from redteam import views
 
+admin.site.site_header = "Redline administration"
+admin.site.site_title = "Redline"
+admin.site.index_title = "Red-team memory and seeds"
+
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),

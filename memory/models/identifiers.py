@@ -79,6 +79,8 @@ class ComponentIdentifierChild(models.Model):
             ),
         ]
         ordering = ["parent", "name", "position"]
+        verbose_name = "component identifier child"
+        verbose_name_plural = "component identifier children"
 
     def __str__(self) -> str:
         return f"{self.parent} → {self.name}[{self.position}] = {self.child}"
