@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from django.core.files.base import ContentFile
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
 
 from memory import identifiers as ids
@@ -165,7 +165,13 @@ def media_store(*, data: bytes, original_name: str = "") -> MediaBlob:
         original_name=original_name[:1024],
     )
     blob.file.save(digest, ContentFile(data), save=False)
-    blob.save()
+    try:
+        with transaction.atomic():
+            blob.save()
+    except IntegrityError:
+        # Another writer stored the same bytes first; theirs is the blob.
+        blob.file.delete(save=False)
+        return MediaBlob.objects.get(sha256=digest)
     return blob
 
 

@@ -278,3 +278,24 @@ def test_attack_result_refuses_unknown_last_response():
         attack_result_save(spec=spec)
     assert caught.value.problems[0].path == "last_response"
     assert not AttackResult.objects.exists()
+
+
+def test_media_store_survives_a_concurrent_insert_of_the_same_bytes(monkeypatch):
+    """The existence check can miss a blob another writer inserts a moment later."""
+    existing = media_store(data=PNG_BYTES)
+    real_filter = MediaBlob.objects.filter
+
+    class MissOnce:
+        def __call__(self, *args, **kwargs):
+            monkeypatch.setattr(MediaBlob.objects, "filter", real_filter)
+            return real_filter(pk=None)  # pretend nothing was found
+
+    monkeypatch.setattr(MediaBlob.objects, "filter", MissOnce())
+    again = media_store(data=PNG_BYTES)
+    assert again.pk == existing.pk
+    assert MediaBlob.objects.count() == 1
+    # The loser's copy is removed; the winner's file is untouched.
+    assert existing.file.storage.exists(existing.file.name)
+    assert existing.file.storage.listdir(existing.file.name.rsplit("/", 1)[0])[1] == [
+        existing.sha256
+    ]
