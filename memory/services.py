@@ -10,7 +10,6 @@ from __future__ import annotations
 import hashlib
 import uuid
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -29,6 +28,7 @@ from memory.choices import (
     ScoreType,
     is_media_value,
 )
+from memory.errors import InvalidMemory, Problem
 from memory.media import sniff_content_type
 from memory.models import (
     AttackResult,
@@ -45,24 +45,8 @@ from memory.models import (
     ScenarioResult,
     Score,
 )
-from memory.models.scores import score_numeric_value
+from memory.scoring import score_numeric_value
 from memory.specs import AttackResultSpec, PieceSpec, ScoreSpec
-
-
-@dataclass(frozen=True)
-class Problem:
-    """One reason an input was refused: where (``path``) and why (``message``)."""
-
-    path: str
-    message: str
-
-
-class InvalidMemory(ValueError):
-    """Raised with every problem found in an input; nothing was written."""
-
-    def __init__(self, problems: list[Problem]) -> None:
-        self.problems = problems
-        super().__init__("; ".join(f"{p.path}: {p.message}" for p in problems))
 
 
 def sha256_text(value: str) -> str:

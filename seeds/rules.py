@@ -6,8 +6,8 @@ from collections import defaultdict
 from collections.abc import Sequence
 
 from memory.choices import ChatMessageRole, SeedType
+from memory.errors import Problem
 from memory.identifiers import canonical_seed_order
-from memory.services import Problem
 from seeds.specs import SeedSpec
 
 

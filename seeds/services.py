@@ -9,7 +9,8 @@ from typing import Any
 from django.db import transaction
 
 from memory.choices import PromptDataType, SeedType, is_media_value
-from memory.services import InvalidMemory, Problem, media_store, sha256_text
+from memory.errors import InvalidMemory, Problem
+from memory.services import media_store, sha256_text
 from seeds.choices import SeedGroupKind
 from seeds.models import Seed, SeedDataset, SeedGroup
 from seeds.rules import group_problems, normalise_group

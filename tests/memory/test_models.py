@@ -43,7 +43,7 @@ from memory.models import (
     Score,
 )
 from memory.models.media import media_upload_to
-from memory.models.scores import score_numeric_value
+from memory.scoring import score_numeric_value
 from tests.factories import (
     NOW,
     make_attack,

@@ -1,0 +1,1 @@
+"""Ingestion of PyRIT memory JSON: pure normalisation into specs (see ``normalize``)."""

@@ -1,0 +1,910 @@
+"""Normalise PyRIT memory JSON of any version into the typed specs of ``memory.specs``.
+
+Pure functions: no database access and no queries. Accepted shapes are those of spec §9: 0.9
+``PromptRequestPiece.to_dict``, 0.12 ``MessagePiece.to_dict`` (scores embedded), PyRIT 1.1.0
+``model_dump(mode="json")`` and the two fixture export layouts. The §9.2 key aliases are
+applied here, so the write services only ever see the current names.
+
+Nothing raises on bad input: every function returns what it could build plus a list of
+:class:`~memory.errors.Problem` whose ``path`` names the location in the input (e.g.
+``conversations[2].messages[0].message_pieces[1].role``). Keys we do not know are kept in the
+spec's ``extra`` dict, so nothing is lost.
+
+Imports only model-free modules (``memory.errors``, ``memory.scoring``, ``memory.specs``,
+``memory.identifiers``), so it runs without a database.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from memory.choices import (
+    AttackOutcome,
+    ChatMessageRole,
+    ConversationRetryReason,
+    ConversationType,
+    Originator,
+    PromptDataType,
+    PromptResponseError,
+    ScorableType,
+    ScoreStatus,
+    ScoreType,
+)
+from memory.errors import Problem
+from memory.identifiers import ComponentIdentifier
+from memory.scoring import score_numeric_value
+from memory.specs import AttackResultSpec, ConversationReferenceSpec, PieceSpec, ScoreSpec
+
+__all__ = [
+    "NormalizedBatch",
+    "NormalizedConversation",
+    "NormalizedMessage",
+    "NormalizedPiece",
+    "normalize_attack_result",
+    "normalize_batch",
+    "normalize_conversation",
+    "normalize_piece",
+    "normalize_score",
+]
+
+
+# --- results ----------------------------------------------------------------------------------
+
+
+@dataclass(kw_only=True)
+class NormalizedPiece:
+    """One piece with the message-level fields PieceSpec does not carry.
+
+    ``scores`` are the 0.x scores embedded in the piece dict; ``path`` is where it was found.
+    """
+
+    conversation_id: str
+    sequence: int
+    role: str
+    spec: PieceSpec
+    scores: list[ScoreSpec] = field(default_factory=list)
+    path: str = ""
+
+
+@dataclass(kw_only=True)
+class NormalizedMessage:
+    """The pieces of one (conversation_id, sequence), in source order (spec §3)."""
+
+    conversation_id: str
+    sequence: int
+    role: str
+    pieces: list[NormalizedPiece]
+
+    @property
+    def piece_specs(self) -> list[PieceSpec]:
+        """The pieces' specs, ready for ``memory.services.message_add``."""
+        return [piece.spec for piece in self.pieces]
+
+
+@dataclass(kw_only=True)
+class NormalizedConversation:
+    """A PyRIT 1.1.0 ``Conversation`` entity (spec §4.3)."""
+
+    conversation_id: str
+    target_identifier: ComponentIdentifier | None = None
+    retries: list[dict[str, Any]] = field(default_factory=list)
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class NormalizedBatch:
+    """Everything found in one payload.
+
+    ``pieces`` in source order; ``messages`` groups them by (conversation_id, sequence) in
+    order of first appearance; ``scores`` holds top-level, embedded and ``last_score`` scores
+    deduplicated by id (first occurrence wins). Seeds, seed groups and scenario results are
+    passed through as raw dicts for now. ``meta`` holds export-level keys (``export_format``,
+    ``pyrit_version``, ``note``) and any unknown top-level key.
+    """
+
+    pieces: list[NormalizedPiece] = field(default_factory=list)
+    messages: list[NormalizedMessage] = field(default_factory=list)
+    conversations: list[NormalizedConversation] = field(default_factory=list)
+    scores: list[ScoreSpec] = field(default_factory=list)
+    attack_results: list[AttackResultSpec] = field(default_factory=list)
+    seeds: list[dict[str, Any]] = field(default_factory=list)
+    seed_groups: list[dict[str, Any]] = field(default_factory=list)
+    scenario_results: list[dict[str, Any]] = field(default_factory=list)
+    meta: dict[str, Any] = field(default_factory=dict)
+
+
+# --- field readers ----------------------------------------------------------------------------
+
+_UUID_RE = re.compile(
+    r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
+    r"|[0-9a-fA-F]{32})$"
+)
+_MISSING = object()
+
+
+class _Reader:
+    """Reads keys of one input dict, recording problems and which keys were used."""
+
+    def __init__(self, data: Mapping[str, Any], path: str, problems: list[Problem]) -> None:
+        self.data = data
+        self.path = path
+        self.problems = problems
+        self.used: set[str] = set()
+
+    def at(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def problem(self, key: str, message: str) -> None:
+        self.problems.append(Problem(self.at(key), message))
+
+    def raw(self, key: str, default: Any = None) -> Any:
+        self.used.add(key)
+        return self.data.get(key, default)
+
+    def first(self, *keys: str) -> tuple[str, Any]:
+        """The first of ``keys`` whose value is not None/``{}`` (aliases); marks all used."""
+        found: tuple[str, Any] = (keys[0], None)
+        for key in keys:
+            value = self.raw(key)
+            if value is not None and value != {} and found[1] is None:
+                found = (key, value)
+        return found
+
+    def extra(self) -> dict[str, Any]:
+        return {k: v for k, v in self.data.items() if k not in self.used}
+
+    # typed readers: each returns the default (and records a problem) on a wrong value
+
+    def text(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
+        value = self.raw(key)
+        if value is None:
+            if required:
+                self.problem(key, "is required")
+            return default
+        if not isinstance(value, str):
+            self.problem(key, f"must be a string, not {type(value).__name__}")
+            return default
+        return value
+
+    def integer(self, key: str, *, default: int | None = 0, minimum: int | None = 0) -> int | None:
+        value = self.raw(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.problem(key, f"must be an integer, not {value!r}")
+            return default
+        if minimum is not None and value < minimum:
+            self.problem(key, f"must be >= {minimum}, not {value}")
+            return default
+        return value
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        value = self.raw(key)
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            self.problem(key, f"must be an object, not {type(value).__name__}")
+            return {}
+        return dict(value)
+
+    def strings(self, key: str, value: Any = _MISSING) -> list[str]:
+        if value is _MISSING:
+            value = self.raw(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            self.problem(key, "must be a list of strings")
+            return []
+        return list(value)
+
+    def choice(self, key: str, allowed: list[str], value: Any, *, default: str | None) -> Any:
+        if value is None:
+            return default
+        if value not in allowed:
+            self.problem(key, f"unknown value {value!r}; expected one of {', '.join(allowed)}")
+            return default
+        return value
+
+    def uuid(self, key: str, value: Any = _MISSING, *, required: bool = False) -> uuid.UUID | None:
+        if value is _MISSING:
+            value = self.raw(key)
+        return _parse_uuid(value, self.at(key), self.problems, required=required)
+
+    def timestamp(self, key: str) -> datetime | None:
+        return _parse_timestamp(self.raw(key), self.at(key), self.problems)
+
+    def identifier(self, key: str, value: Any = _MISSING) -> ComponentIdentifier | None:
+        if value is _MISSING:
+            value = self.raw(key)
+        return _parse_identifier(value, self.at(key), self.problems)
+
+    def identifiers(self, key: str) -> list[ComponentIdentifier]:
+        value = self.raw(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.problem(key, "must be a list of identifiers")
+            return []
+        result = []
+        for index, item in enumerate(value):
+            identifier = _parse_identifier(item, f"{self.at(key)}[{index}]", self.problems)
+            if identifier is not None:
+                result.append(identifier)
+        return result
+
+
+def _parse_uuid(
+    value: Any, path: str, problems: list[Problem], *, required: bool = False
+) -> uuid.UUID | None:
+    """A UUID from a UUID, a 36-char or a 32-hex string; None (and a problem) otherwise."""
+    if value is None:
+        if required:
+            problems.append(Problem(path, "is required"))
+        return None
+    if isinstance(value, uuid.UUID):
+        return value
+    if isinstance(value, str) and _UUID_RE.match(value):
+        return uuid.UUID(value)
+    problems.append(Problem(path, f"not a UUID: {value!r}"))
+    return None
+
+
+def _parse_timestamp(value: Any, path: str, problems: list[Problem]) -> datetime | None:
+    """An aware datetime from ISO-8601 (``Z`` accepted); naive values are UTC (spec §2.1)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            problems.append(Problem(path, f"not an ISO-8601 timestamp: {value!r}"))
+            return None
+    else:
+        problems.append(Problem(path, f"not an ISO-8601 timestamp: {value!r}"))
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+
+
+def _parse_identifier(value: Any, path: str, problems: list[Problem]) -> ComponentIdentifier | None:
+    """``ComponentIdentifier.from_dict`` of a dict; ``None`` and ``{}`` mean no identifier."""
+    if value is None or (isinstance(value, Mapping) and not value):
+        return None
+    if isinstance(value, ComponentIdentifier):
+        return value
+    if not isinstance(value, Mapping):
+        problems.append(Problem(path, f"must be an identifier object, not {type(value).__name__}"))
+        return None
+    try:
+        return ComponentIdentifier.from_dict(value)
+    except (TypeError, ValueError) as exc:
+        problems.append(Problem(path, f"invalid identifier: {exc}"))
+        return None
+
+
+def _not_object(data: Any, path: str) -> list[Problem]:
+    return [Problem(path, f"must be an object, not {type(data).__name__}")]
+
+
+# --- pieces -----------------------------------------------------------------------------------
+
+
+def normalize_piece(
+    data: Any, path: str, *, default_conversation_id: str | None = None
+) -> tuple[NormalizedPiece | None, list[Problem]]:
+    """Normalise one piece dict of any PyRIT version (spec §2, §9.4 – §9.6).
+
+    Applies the §9.2 aliases (``orchestrator_identifier`` → ``attack_identifier``, originator
+    ``orchestrator`` → ``attack``), parses ids and timestamps, validates the enumerations and
+    reads embedded 0.x ``scores``. ``default_conversation_id`` fills a missing conversation id
+    (pieces listed under a 1.1.0 conversation). Returns ``(None, problems)`` when a required
+    field (``role``, ``conversation_id``, ``sequence``, ``original_value``) is unusable.
+    """
+    if not isinstance(data, Mapping):
+        return None, _not_object(data, path)
+    problems: list[Problem] = []
+    r = _Reader(data, path, problems)
+
+    role = r.choice("role", ChatMessageRole.values, r.raw("role"), default=None)
+    if data.get("role") is None:
+        r.problem("role", "is required")
+    conversation_id = r.text("conversation_id", default=default_conversation_id)
+    if conversation_id is None or not conversation_id.strip():
+        r.problem("conversation_id", "must not be blank")
+    elif default_conversation_id is not None and conversation_id != default_conversation_id:
+        r.problem(
+            "conversation_id",
+            f"{conversation_id!r} differs from its conversation {default_conversation_id!r}",
+        )
+    sequence = r.integer("sequence", default=None)
+    if data.get("sequence") is None:
+        r.problem("sequence", "is required")
+    original_value = r.text("original_value", required=True)
+
+    attack_key, attack_raw = r.first("attack_identifier", "orchestrator_identifier")
+    originator = r.raw("originator")
+    if originator == "orchestrator":
+        originator = Originator.ATTACK
+
+    spec_kwargs: dict[str, Any] = {}
+    piece_id = r.uuid("id")
+    if piece_id is not None:
+        spec_kwargs["id"] = piece_id
+    spec = PieceSpec(
+        original_value=original_value or "",
+        original_value_data_type=r.choice(
+            "original_value_data_type",
+            PromptDataType.values,
+            r.raw("original_value_data_type"),
+            default=PromptDataType.TEXT,
+        ),
+        converted_value=r.text("converted_value"),
+        converted_value_data_type=r.choice(
+            "converted_value_data_type",
+            PromptDataType.values,
+            r.raw("converted_value_data_type"),
+            default=None,
+        ),
+        original_value_sha256=r.text("original_value_sha256"),
+        converted_value_sha256=r.text("converted_value_sha256"),
+        timestamp=r.timestamp("timestamp"),
+        labels=r.mapping("labels"),
+        prompt_metadata=r.mapping("prompt_metadata"),
+        targeted_harm_categories=r.strings("targeted_harm_categories"),
+        converter_identifiers=r.identifiers("converter_identifiers"),
+        prompt_target_identifier=r.identifier("prompt_target_identifier"),
+        attack_identifier=r.identifier(attack_key, attack_raw),
+        scorer_identifier=r.identifier("scorer_identifier"),
+        response_error=r.choice(
+            "response_error",
+            PromptResponseError.values,
+            r.raw("response_error"),
+            default=PromptResponseError.NONE,
+        ),
+        originator=r.choice(
+            "originator", Originator.values, originator, default=Originator.UNDEFINED
+        ),
+        original_prompt_id=r.uuid("original_prompt_id"),
+        pyrit_version=r.text("pyrit_version", default="") or "",
+        **spec_kwargs,
+    )
+    # Both legacy and current attack key present with different values: keep the other one.
+    other = "orchestrator_identifier" if attack_key == "attack_identifier" else None
+    if other and data.get(other) not in (None, {}) and data.get(other) != attack_raw:
+        r.used.discard(other)
+
+    scores: list[ScoreSpec] = []
+    raw_scores = r.raw("scores")
+    if raw_scores is not None and not isinstance(raw_scores, list):
+        r.problem("scores", "must be a list")
+    for index, raw_score in enumerate(raw_scores or []):
+        score, score_problems = normalize_score(raw_score, f"{r.at('scores')}[{index}]")
+        problems.extend(score_problems)
+        if score is not None:
+            scores.append(score)
+
+    spec.extra = r.extra()
+    if role is None or conversation_id is None or sequence is None or original_value is None:
+        return None, problems
+    return (
+        NormalizedPiece(
+            conversation_id=conversation_id,
+            sequence=sequence,
+            role=role,
+            spec=spec,
+            scores=scores,
+            path=path,
+        ),
+        problems,
+    )
+
+
+# --- scores -----------------------------------------------------------------------------------
+
+
+def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Problem]]:
+    """Normalise one score dict (spec §6, §9.8) of 0.9, 0.12 or 1.1.0.
+
+    Aliases ``prompt_request_response_id`` → ``message_piece_id`` and ``task`` → ``objective``
+    (the current name wins when both are set); the string ``"None"`` as piece id means no
+    piece; a plain-string 0.9 ``score_category`` becomes a one-element list; ``score_metadata``
+    null becomes ``{}``; ``status`` defaults to ``complete``. Values are checked by §6.2.
+    Returns ``(None, problems)`` without a usable ``score_type`` or ``scorer_class_identifier``.
+    """
+    if not isinstance(data, Mapping):
+        return None, _not_object(data, path)
+    problems: list[Problem] = []
+    r = _Reader(data, path, problems)
+
+    score_type = r.choice("score_type", ScoreType.values, r.raw("score_type"), default=None)
+    if data.get("score_type") is None:
+        r.problem("score_type", "is required")
+    status = r.choice("status", ScoreStatus.values, r.raw("status"), default=ScoreStatus.COMPLETE)
+    value = r.raw("score_value")
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        value = str(value)
+    if value is not None and not isinstance(value, str):
+        r.problem("score_value", f"must be a string, not {type(value).__name__}")
+        value = None
+    elif (status == ScoreStatus.UNDETERMINED) != (value is None):
+        r.problem("score_value", "must be null exactly when the status is 'undetermined'")
+    elif score_type is not None:
+        try:
+            score_numeric_value(score_type, value)
+        except ValueError as exc:
+            r.problem("score_value", str(exc))
+
+    scorer = r.identifier("scorer_class_identifier")
+    if scorer is None and not any(p.path == r.at("scorer_class_identifier") for p in problems):
+        r.problem("scorer_class_identifier", "is required")
+
+    piece_key, piece_raw = r.first("message_piece_id", "prompt_request_response_id")
+    piece_id = None if piece_raw == "None" else r.uuid(piece_key, piece_raw)
+    _, objective = r.first("objective", "task")
+    if objective is not None and not isinstance(objective, str):
+        r.problem("objective", "must be a string")
+        objective = None
+
+    category = r.raw("score_category")
+    if isinstance(category, str):
+        category = [category]
+    elif category is not None:
+        if not isinstance(category, list) or not all(isinstance(x, str) for x in category):
+            r.problem("score_category", "must be a string or a list of strings")
+            category = None
+        else:
+            category = list(category)
+
+    scorable = r.raw("scorable")
+    if scorable is not None:
+        if not isinstance(scorable, Mapping):
+            r.problem("scorable", "must be an object")
+            scorable = None
+        else:
+            scorable = dict(scorable)
+            sub = _Reader(scorable, r.at("scorable"), problems)
+            sub.choice(
+                "scorable_type", ScorableType.values, scorable.get("scorable_type"), default=None
+            )
+
+    kwargs: dict[str, Any] = {}
+    score_id = r.uuid("id")
+    if score_id is not None:
+        kwargs["id"] = score_id
+    spec_ok = score_type is not None and scorer is not None
+    spec = ScoreSpec(
+        score_type=score_type or "",
+        score_value=value,
+        scorer_class_identifier=scorer,  # type: ignore[arg-type]  # None only if not returned
+        message_piece_id=piece_id,
+        score_value_description=r.text("score_value_description"),
+        score_category=category,
+        score_rationale=r.text("score_rationale"),
+        score_metadata=r.mapping("score_metadata"),
+        timestamp=r.timestamp("timestamp"),
+        objective=objective,
+        status=status,
+        scorable=scorable,
+        pyrit_version=r.text("pyrit_version", default="") or "",
+        **kwargs,
+    )
+    # the current-name key wins; a differing legacy value is kept, not dropped
+    for current, legacy in (
+        ("message_piece_id", "prompt_request_response_id"),
+        ("objective", "task"),
+    ):
+        if data.get(current) is not None and data.get(legacy) not in (None, data.get(current)):
+            r.used.discard(legacy)
+    spec.extra = r.extra()
+    return (spec if spec_ok else None), problems
+
+
+# --- attack results ---------------------------------------------------------------------------
+
+
+def _ref_id(value: Any, key: str, r: _Reader) -> uuid.UUID | None:
+    """The id of an embedded object (1.1.0 dumps the whole piece/score) or an id string."""
+    if isinstance(value, Mapping):
+        return r.uuid(f"{key}.id", value.get("id"), required=True)
+    return r.uuid(key, value)
+
+
+def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | None, list[Problem]]:
+    """Normalise one attack result (spec §7, §9.9) of 0.12 or 1.1.0.
+
+    ``attack_result_id`` (or ``id``) becomes the id; ``last_response`` / ``last_score`` may be
+    the full object or its id; 0.12's ``atomic_attack_strategy_identifier`` is read as
+    ``attack_identifier``. Related conversations are deduplicated by conversation id (PyRIT
+    keeps them in a set). Returns ``(None, problems)`` without conversation id or objective.
+    """
+    if not isinstance(data, Mapping):
+        return None, _not_object(data, path)
+    problems: list[Problem] = []
+    r = _Reader(data, path, problems)
+
+    conversation_id = r.text("conversation_id", required=True)
+    if conversation_id is not None and not conversation_id.strip():
+        r.problem("conversation_id", "must not be blank")
+        conversation_id = None
+    objective = r.text("objective", required=True)
+    id_key, id_raw = r.first("attack_result_id", "id")
+    attack_key, attack_raw = r.first("attack_identifier", "atomic_attack_strategy_identifier")
+
+    outcome = r.raw("outcome")
+    if isinstance(outcome, str):
+        outcome = outcome.lower()
+    _, last_response = r.first("last_response", "last_response_id")
+    _, last_score = r.first("last_score", "last_score_id")
+
+    related: list[ConversationReferenceSpec] = []
+    raw_related = r.raw("related_conversations")
+    if raw_related is not None and not isinstance(raw_related, list):
+        r.problem("related_conversations", "must be a list")
+        raw_related = []
+    seen: set[str] = set()
+    for index, item in enumerate(raw_related or []):
+        item_path = f"{r.at('related_conversations')}[{index}]"
+        if not isinstance(item, Mapping):
+            problems.extend(_not_object(item, item_path))
+            continue
+        sub = _Reader(item, item_path, problems)
+        ref_id = sub.text("conversation_id", required=True)
+        ref_type = sub.choice(
+            "conversation_type",
+            ConversationType.values,
+            sub.raw("conversation_type"),
+            default=ConversationType.ADVERSARIAL,
+        )
+        description = sub.text("description")
+        for key in sub.extra():
+            sub.problem(key, "unknown key in a conversation reference")
+        if ref_id and ref_id not in seen:
+            seen.add(ref_id)
+            related.append(
+                ConversationReferenceSpec(
+                    conversation_id=ref_id, conversation_type=ref_type, description=description
+                )
+            )
+
+    retry_events = r.raw("retry_events")
+    if retry_events is None:
+        retry_events = []
+    elif not isinstance(retry_events, list) or not all(
+        isinstance(x, Mapping) for x in retry_events
+    ):
+        r.problem("retry_events", "must be a list of objects")
+        retry_events = []
+
+    attribution_data = r.raw("attribution_data")
+    if attribution_data is not None and not isinstance(attribution_data, Mapping):
+        r.problem("attribution_data", "must be an object")
+        attribution_data = None
+
+    kwargs: dict[str, Any] = {}
+    result_id = r.uuid(id_key, id_raw)
+    if result_id is not None:
+        kwargs["id"] = result_id
+    spec = AttackResultSpec(
+        conversation_id=conversation_id or "",
+        objective=objective or "",
+        attack_identifier=r.identifier(attack_key, attack_raw),
+        atomic_attack_identifier=r.identifier("atomic_attack_identifier"),
+        objective_sha256=r.text("objective_sha256"),
+        last_response_id=_ref_id(last_response, "last_response", r),
+        last_score_id=_ref_id(last_score, "last_score", r),
+        executed_turns=r.integer("executed_turns") or 0,
+        execution_time_ms=r.integer("execution_time_ms") or 0,
+        outcome=r.choice(
+            "outcome", AttackOutcome.values, outcome, default=AttackOutcome.UNDETERMINED
+        ),
+        outcome_reason=r.text("outcome_reason"),
+        related_conversations=related,
+        metadata=r.mapping("metadata"),
+        timestamp=r.timestamp("timestamp"),
+        labels=r.mapping("labels"),
+        targeted_harm_categories=r.strings("targeted_harm_categories"),
+        error_message=r.text("error_message"),
+        error_type=r.text("error_type"),
+        error_traceback=r.text("error_traceback"),
+        retry_events=[dict(x) for x in retry_events],
+        total_retries=r.integer("total_retries") or 0,
+        attribution_parent_id=r.uuid("attribution_parent_id"),
+        attribution_data=dict(attribution_data) if attribution_data is not None else None,
+        pyrit_version=r.text("pyrit_version", default="") or "",
+        **kwargs,
+    )
+    spec.extra = r.extra()
+    if conversation_id is None or objective is None:
+        return None, problems
+    return spec, problems
+
+
+# --- conversations ----------------------------------------------------------------------------
+
+
+def normalize_conversation(
+    data: Any, path: str
+) -> tuple[NormalizedConversation | None, list[Problem]]:
+    """Normalise a 1.1.0 ``Conversation`` dict (spec §4.3, §9.7)."""
+    if not isinstance(data, Mapping):
+        return None, _not_object(data, path)
+    problems: list[Problem] = []
+    r = _Reader(data, path, problems)
+    conversation_id = r.text("conversation_id", required=True)
+    if conversation_id is not None and not conversation_id.strip():
+        r.problem("conversation_id", "must not be blank")
+        conversation_id = None
+    target = r.identifier("target_identifier")
+    retries: list[dict[str, Any]] = []
+    raw_retries = r.raw("retries")
+    if raw_retries is not None and not isinstance(raw_retries, list):
+        r.problem("retries", "must be a list")
+        raw_retries = []
+    for index, item in enumerate(raw_retries or []):
+        item_path = f"{r.at('retries')}[{index}]"
+        if not isinstance(item, Mapping):
+            problems.extend(_not_object(item, item_path))
+            continue
+        sub = _Reader(item, item_path, problems)
+        sub.integer("sequence", default=None)
+        if item.get("sequence") is None:
+            sub.problem("sequence", "is required")
+        sub.choice("reason", ConversationRetryReason.values, item.get("reason"), default=None)
+        retries.append(dict(item))
+    if conversation_id is None:
+        return None, problems
+    return (
+        NormalizedConversation(
+            conversation_id=conversation_id,
+            target_identifier=target,
+            retries=retries,
+            extra=r.extra(),
+        ),
+        problems,
+    )
+
+
+# --- batches ----------------------------------------------------------------------------------
+
+_META_KEYS = ("export_format", "pyrit_version", "note")
+_RAW_KEYS = ("seeds", "seed_groups", "scenario_results")
+
+
+class _BatchBuilder:
+    def __init__(self) -> None:
+        self.batch = NormalizedBatch()
+        self.problems: list[Problem] = []
+        self.extra_scores: list[ScoreSpec] = []
+        self.top_scores: list[ScoreSpec] = []
+
+    def items(self, value: Any, path: str) -> list[tuple[str, Any]]:
+        if not isinstance(value, list):
+            self.problems.append(Problem(path, f"must be a list, not {type(value).__name__}"))
+            return []
+        return [(f"{path}[{index}]", item) for index, item in enumerate(value)]
+
+    def add_pieces(
+        self, value: Any, path: str, *, default_conversation_id: str | None = None
+    ) -> list[NormalizedPiece]:
+        added = []
+        for item_path, item in self.items(value, path):
+            piece, problems = normalize_piece(
+                item, item_path, default_conversation_id=default_conversation_id
+            )
+            self.problems.extend(problems)
+            if piece is not None:
+                self.batch.pieces.append(piece)
+                added.append(piece)
+        return added
+
+    def add_messages(
+        self, value: Any, path: str, *, default_conversation_id: str | None = None
+    ) -> None:
+        for item_path, item in self.items(value, path):
+            if not isinstance(item, Mapping):
+                self.problems.extend(_not_object(item, item_path))
+                continue
+            key = "message_pieces" if "message_pieces" in item else "request_pieces"
+            if key not in item:
+                self.problems.append(Problem(f"{item_path}.message_pieces", "is required"))
+                continue
+            for unknown in set(item) - {"message_pieces", "request_pieces"}:
+                self.problems.append(Problem(f"{item_path}.{unknown}", "unknown message key"))
+            if isinstance(item[key], list) and not item[key]:
+                self.problems.append(
+                    Problem(f"{item_path}.{key}", "a message needs at least one piece")
+                )
+            pieces = self.add_pieces(
+                item[key], f"{item_path}.{key}", default_conversation_id=default_conversation_id
+            )
+            # spec §3 rules 2 and 3: one message object = one (conversation, sequence)
+            if pieces:
+                first = pieces[0]
+                for piece in pieces[1:]:
+                    if (piece.conversation_id, piece.sequence) != (
+                        first.conversation_id,
+                        first.sequence,
+                    ):
+                        self.problems.append(
+                            Problem(
+                                piece.path,
+                                "pieces of one message must share conversation_id and sequence",
+                            )
+                        )
+
+    def add_conversations(self, value: Any, path: str) -> None:
+        for item_path, item in self.items(value, path):
+            if not isinstance(item, Mapping):
+                self.problems.extend(_not_object(item, item_path))
+                continue
+            conversation, problems = normalize_conversation(
+                item.get("conversation"), f"{item_path}.conversation"
+            )
+            self.problems.extend(problems)
+            for unknown in set(item) - {"conversation", "messages"}:
+                self.problems.append(Problem(f"{item_path}.{unknown}", "unknown key"))
+            if conversation is not None:
+                self.batch.conversations.append(conversation)
+            self.add_messages(
+                item.get("messages", []),
+                f"{item_path}.messages",
+                default_conversation_id=conversation.conversation_id if conversation else None,
+            )
+
+    def add_scores(self, value: Any, path: str) -> None:
+        for item_path, item in self.items(value, path):
+            score, problems = normalize_score(item, item_path)
+            self.problems.extend(problems)
+            if score is not None:
+                self.top_scores.append(score)
+
+    def add_attack_results(self, value: Any, path: str) -> None:
+        for item_path, item in self.items(value, path):
+            result, problems = normalize_attack_result(item, item_path)
+            self.problems.extend(problems)
+            if result is None:
+                continue
+            self.batch.attack_results.append(result)
+            last_score = item.get("last_score")
+            if isinstance(last_score, Mapping):
+                score, score_problems = normalize_score(last_score, f"{item_path}.last_score")
+                self.problems.extend(score_problems)
+                if score is not None:
+                    self.extra_scores.append(score)
+
+    def add_raw(self, key: str, value: Any) -> None:
+        target: list[dict[str, Any]] = getattr(self.batch, key)
+        for item_path, item in self.items(value, key):
+            if isinstance(item, Mapping):
+                target.append(dict(item))
+            else:
+                self.problems.extend(_not_object(item, item_path))
+
+    def finish(self) -> None:
+        batch = self.batch
+        self._check_piece_ids()
+        self._group_messages()
+        # scores: top-level, then embedded, then last_score objects; first occurrence wins
+        seen: set[uuid.UUID] = set()
+        embedded = [score for piece in batch.pieces for score in piece.scores]
+        for score in [*self.top_scores, *embedded, *self.extra_scores]:
+            if score.id not in seen:
+                seen.add(score.id)
+                batch.scores.append(score)
+        # §9.2: the 1.1.0 conversation target becomes the piece's prompt target
+        targets = {
+            c.conversation_id: c.target_identifier
+            for c in batch.conversations
+            if c.target_identifier is not None
+        }
+        # §9.2: 1.x attack result labels / harm categories onto its conversations' pieces
+        labels: dict[str, dict[str, Any]] = {}
+        harms: dict[str, list[str]] = {}
+        for result in batch.attack_results:
+            ids = [result.conversation_id] + [
+                ref.conversation_id for ref in result.related_conversations
+            ]
+            for conversation_id in ids:
+                if result.labels:
+                    labels.setdefault(conversation_id, result.labels)
+                if result.targeted_harm_categories:
+                    harms.setdefault(conversation_id, result.targeted_harm_categories)
+        for piece in batch.pieces:
+            spec = piece.spec
+            if spec.prompt_target_identifier is None:
+                spec.prompt_target_identifier = targets.get(piece.conversation_id)
+            if not spec.labels and piece.conversation_id in labels:
+                spec.labels = dict(labels[piece.conversation_id])
+            if not spec.targeted_harm_categories and piece.conversation_id in harms:
+                spec.targeted_harm_categories = list(harms[piece.conversation_id])
+        version = batch.meta.get("pyrit_version")
+        if isinstance(version, str) and version:
+            specs: list[Any] = [p.spec for p in batch.pieces]
+            for spec in [*specs, *batch.scores, *batch.attack_results]:
+                if not spec.pyrit_version:
+                    spec.pyrit_version = version
+
+    def _check_piece_ids(self) -> None:
+        seen: dict[uuid.UUID, str] = {}
+        for piece in self.batch.pieces:
+            if piece.spec.id in seen:
+                self.problems.append(
+                    Problem(
+                        f"{piece.path}.id", f"duplicate piece id (also at {seen[piece.spec.id]})"
+                    )
+                )
+            else:
+                seen[piece.spec.id] = piece.path
+
+    def _group_messages(self) -> None:
+        groups: dict[tuple[str, int], NormalizedMessage] = {}
+        for piece in self.batch.pieces:
+            key = (piece.conversation_id, piece.sequence)
+            message = groups.get(key)
+            if message is None:
+                message = NormalizedMessage(
+                    conversation_id=piece.conversation_id,
+                    sequence=piece.sequence,
+                    role=piece.role,
+                    pieces=[],
+                )
+                groups[key] = message
+                self.batch.messages.append(message)
+            elif piece.role != message.role:
+                self.problems.append(
+                    Problem(
+                        f"{piece.path}.role",
+                        f"role {piece.role!r} differs from {message.role!r} of the other pieces "
+                        f"of message (conversation {piece.conversation_id!r}, sequence "
+                        f"{piece.sequence}); a message has one role",
+                    )
+                )
+            message.pieces.append(piece)
+
+
+def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
+    """Normalise a whole payload (spec §9) into a :class:`NormalizedBatch` plus problems.
+
+    ``payload`` is either a JSON array of piece dicts (0.x ``export_conversations``) or an
+    object with any of ``conversations`` (1.1.0 ``{"conversation", "messages"}``), ``messages``
+    (``{"message_pieces"|"request_pieces": [...]}``), ``message_pieces``, ``request_pieces``,
+    ``scores``, ``attack_results``, ``seeds``, ``seed_groups``, ``scenario_results``; the keys
+    ``export_format``, ``pyrit_version``, ``note`` and unknown keys go to ``meta``.
+
+    Pieces are grouped into messages by (conversation_id, sequence) in source order, and a
+    message whose pieces disagree on the role is a problem (spec §3). The conversation target
+    and the attack results' labels / harm categories are copied onto pieces lacking them
+    (§9.2), and the export's ``pyrit_version`` onto specs without one.
+    """
+    builder = _BatchBuilder()
+    if isinstance(payload, list):
+        builder.add_pieces(payload, "")
+        # a bare array: paths are "[17].role"
+    elif isinstance(payload, Mapping):
+        for key, value in payload.items():
+            if key == "conversations":
+                builder.add_conversations(value, key)
+            elif key == "messages":
+                builder.add_messages(value, key)
+            elif key in ("message_pieces", "request_pieces"):
+                builder.add_pieces(value, key)
+            elif key == "scores":
+                builder.add_scores(value, key)
+            elif key == "attack_results":
+                builder.add_attack_results(value, key)
+            elif key in _RAW_KEYS:
+                builder.add_raw(key, value)
+            else:
+                builder.batch.meta[key] = value
+    else:
+        builder.problems.append(
+            Problem("", f"must be a JSON object or array, not {type(payload).__name__}")
+        )
+    builder.finish()
+    return builder.batch, builder.problems
