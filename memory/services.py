@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 
 from memory import identifiers as ids
 from memory.choices import (
@@ -163,19 +163,21 @@ def media_store(*, data: bytes, original_name: str = "") -> MediaBlob:
 
 
 def _label_rows(labels: dict[str, Any]) -> list[Label]:
+    """Label rows for ``labels``, inserting new pairs: two statements however many labels."""
     pairs = {(str(k), v if isinstance(v, str) else str(v)) for k, v in labels.items()}
-    for key, value in pairs:
-        Label.objects.get_or_create(key=key, value=value)
     if not pairs:
         return []
-    rows = Label.objects.filter(key__in={k for k, _ in pairs}, value__in={v for _, v in pairs})
-    return [row for row in rows if (row.key, row.value) in pairs]
+    Label.objects.bulk_create([Label(key=k, value=v) for k, v in pairs], ignore_conflicts=True)
+    match = Q()
+    for key, value in pairs:
+        match |= Q(key=key, value=value)
+    return list(Label.objects.filter(match))
 
 
 def _harm_rows(names: Iterable[str]) -> list[HarmCategory]:
-    unique = sorted({str(n) for n in names})
-    for name in unique:
-        HarmCategory.objects.get_or_create(name=name)
+    """Harm category rows for ``names``, inserting new ones: two statements."""
+    unique = {str(n) for n in names}
+    HarmCategory.objects.bulk_create([HarmCategory(name=n) for n in unique], ignore_conflicts=True)
     return list(HarmCategory.objects.filter(name__in=unique))
 
 
