@@ -2,7 +2,7 @@
 
 from django.contrib import admin
 from django.contrib.auth.decorators import login_required
-from django.urls import path
+from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from redteam import views
@@ -15,9 +15,10 @@ urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
-    path("api/v1/schema/", SpectacularAPIView.as_view(), name="api-schema"),
+    path("api/v1/", include("redteam.api_urls")),
+    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
-        "api/v1/docs/",
+        "api/docs/",
         login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
         name="api-docs",
     ),

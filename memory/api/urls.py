@@ -1,0 +1,3 @@
+"""Read endpoints (router)."""
+
+urlpatterns: list = []
