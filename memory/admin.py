@@ -39,6 +39,7 @@ from memory.models import (
     HarmCategory,
     Label,
     MediaBlob,
+    MediaLocation,
     Message,
     MessagePiece,
     PieceConverter,
@@ -903,3 +904,15 @@ class MediaBlobAdmin(LookupAdmin):
     @admin.display(description="sha256", ordering="sha256")
     def short_sha256(self, obj: MediaBlob) -> str:
         return obj.sha256[:12]
+
+
+@admin.register(MediaLocation)
+class MediaLocationAdmin(LookupAdmin):
+    """The location strings media were uploaded for (used to link later pieces and seeds)."""
+
+    list_display = ("key", "location", "blob", "created_at")
+    list_select_related = ("blob",)
+    ordering = ("-id",)
+    sortable_by = ()
+    search_fields = ("key__exact",)
+    search_help_text = "An exact file name, e.g. 1732000000000001.png (indexed)."

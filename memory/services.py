@@ -11,11 +11,11 @@ import hashlib
 import uuid
 from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, transaction
-from django.db.models import Max, Q
+from django.db.models import Max
 
 from memory import identifiers as ids
 from memory.choices import (
@@ -26,27 +26,24 @@ from memory.choices import (
     PromptResponseError,
     ScoreStatus,
     ScoreType,
-    is_media_value,
 )
 from memory.errors import InvalidMemory, Problem
+from memory.ingest.normalize import NormalizedBatch, NormalizedMessage, NormalizedPiece
 from memory.media import sniff_content_type
 from memory.models import (
     AttackResult,
     ComponentIdentifier,
     ComponentIdentifierChild,
-    Conversation,
-    HarmCategory,
-    Label,
     MediaBlob,
     Message,
-    MessagePiece,
-    PieceConverter,
-    RelatedConversation,
     ScenarioResult,
     Score,
 )
 from memory.scoring import score_numeric_value
-from memory.specs import AttackResultSpec, PieceSpec, ScoreSpec
+from memory.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec, ScoreSpec
+
+if TYPE_CHECKING:
+    from memory.ingest.write import IngestReport
 
 
 def sha256_text(value: str) -> str:
@@ -162,73 +159,6 @@ def media_store(*, data: bytes, original_name: str = "") -> MediaBlob:
 # --- conversations and messages -------------------------------------------------------------
 
 
-def _label_rows(labels: dict[str, Any]) -> list[Label]:
-    """Label rows for ``labels``, inserting new pairs: two statements however many labels."""
-    pairs = {(str(k), v if isinstance(v, str) else str(v)) for k, v in labels.items()}
-    if not pairs:
-        return []
-    Label.objects.bulk_create([Label(key=k, value=v) for k, v in pairs], ignore_conflicts=True)
-    match = Q()
-    for key, value in pairs:
-        match |= Q(key=key, value=value)
-    return list(Label.objects.filter(match))
-
-
-def _harm_rows(names: Iterable[str]) -> list[HarmCategory]:
-    """Harm category rows for ``names``, inserting new ones: two statements."""
-    unique = {str(n) for n in names}
-    HarmCategory.objects.bulk_create([HarmCategory(name=n) for n in unique], ignore_conflicts=True)
-    return list(HarmCategory.objects.filter(name__in=unique))
-
-
-def _merge_list(first: list[str], more: Iterable[str]) -> list[str]:
-    """``first`` then the new items of ``more``, de-duplicated in first-seen order."""
-    merged = list(first)
-    for item in more:
-        if item not in merged:
-            merged.append(item)
-    return merged
-
-
-def _tag(target: Conversation | AttackResult, labels: dict, harm_categories: list[str]) -> None:
-    """Merge labels and harm categories into ``target`` and its normalised index links."""
-    merged_labels = {**target.labels, **labels}
-    merged_harms = _merge_list(target.targeted_harm_categories, harm_categories)
-    if merged_labels != target.labels or merged_harms != target.targeted_harm_categories:
-        target.labels = merged_labels
-        target.targeted_harm_categories = merged_harms
-        target.save(update_fields=["labels", "targeted_harm_categories", "updated_at"])
-    if labels:
-        target.label_index.add(*_label_rows(labels))
-    if harm_categories:
-        target.harm_category_index.add(*_harm_rows(harm_categories))
-
-
-def conversation_get_or_create(
-    *,
-    conversation_id: str,
-    target_identifier: ids.ComponentIdentifier | None = None,
-    retries: list[dict[str, Any]] | None = None,
-    pyrit_version: str = "",
-) -> Conversation:
-    """The conversation with this PyRIT id, created if new; a missing target is filled in."""
-    if not conversation_id or not conversation_id.strip():
-        raise InvalidMemory([Problem("conversation_id", "must not be blank")])
-    target_row = identifier_store(identifier=target_identifier) if target_identifier else None
-    conversation, created = Conversation.objects.get_or_create(
-        conversation_id=conversation_id,
-        defaults={
-            "target_identifier": target_row,
-            "retries": retries or [],
-            "pyrit_version": pyrit_version,
-        },
-    )
-    if not created and target_row is not None and conversation.target_identifier_id is None:
-        conversation.target_identifier = target_row
-        conversation.save(update_fields=["target_identifier", "updated_at"])
-    return conversation
-
-
 def _validate_piece(index: int, piece: PieceSpec) -> list[Problem]:
     problems = []
     where = f"pieces[{index}]"
@@ -245,15 +175,6 @@ def _validate_piece(index: int, piece: PieceSpec) -> list[Problem]:
     if piece.original_value is None:
         problems.append(Problem(f"{where}.original_value", "is required"))
     return problems
-
-
-def _piece_sha(value: str, data_type: str, given: str | None, media: bytes | None) -> str | None:
-    """Keep a given hash; otherwise hash text, or the media bytes when we have them."""
-    if given is not None:
-        return given
-    if is_media_value(data_type, value):
-        return hashlib.sha256(media).hexdigest() if media is not None else None
-    return sha256_text(value)
 
 
 def message_add(
@@ -281,106 +202,45 @@ def message_add(
     if problems:
         raise InvalidMemory(problems)
 
-    with transaction.atomic():
-        target = next(
-            (p.prompt_target_identifier for p in pieces if p.prompt_target_identifier), None
+    if sequence is None:
+        highest = Message.objects.filter(conversation__conversation_id=conversation_id).aggregate(
+            m=Max("sequence")
+        )["m"]
+        sequence = 0 if highest is None else highest + 1
+    pieces_in = [
+        NormalizedPiece(
+            conversation_id=conversation_id,
+            sequence=sequence,
+            role=role,
+            spec=spec,
+            path=f"pieces[{index}]",
         )
-        conversation = conversation_get_or_create(
-            conversation_id=conversation_id, target_identifier=target
-        )
-        if sequence is None:
-            highest = conversation.messages.aggregate(m=Max("sequence"))["m"]
-            sequence = 0 if highest is None else highest + 1
-        message = Message.objects.create(conversation=conversation, sequence=sequence, role=role)
-        rows = identifiers_store(
-            identifiers=[
-                ident
-                for p in pieces
-                for ident in (
-                    p.prompt_target_identifier,
-                    p.attack_identifier,
-                    p.scorer_identifier,
-                    *p.converter_identifiers,
-                )
-            ]
-        )
+        for index, spec in enumerate(pieces)
+    ]
+    batch = NormalizedBatch(
+        pieces=pieces_in,
+        messages=[
+            NormalizedMessage(
+                conversation_id=conversation_id, sequence=sequence, role=role, pieces=pieces_in
+            )
+        ],
+    )
+    for piece in pieces_in:
+        batch.register("message_piece", piece.path, None, piece.spec)
+    _write(batch)
+    return Message.objects.get(conversation__conversation_id=conversation_id, sequence=sequence)
 
-        def row(identifier: ids.ComponentIdentifier | None) -> ComponentIdentifier | None:
-            return rows[identifier.hash] if identifier is not None else None
 
-        piece_rows, links, timestamps = [], [], []
-        labels: dict[str, Any] = {}
-        harms: list[str] = []
-        for position, spec in enumerate(pieces):
-            # Contract (0.12): only a missing converted value falls back to the original;
-            # an empty string is a real value and is kept.
-            converted = (
-                spec.original_value if spec.converted_value is None else spec.converted_value
-            )
-            converted_type = spec.converted_value_data_type or spec.original_value_data_type
-            original_blob = (
-                media_store(data=spec.original_media, original_name=spec.original_value)
-                if spec.original_media is not None
-                else None
-            )
-            converted_media = spec.converted_media
-            if converted_media is None and converted == spec.original_value:
-                converted_media = spec.original_media
-            converted_blob = (
-                media_store(data=converted_media, original_name=converted)
-                if converted_media is not None
-                else None
-            )
-            timestamp = spec.timestamp or _now()
-            timestamps.append(timestamp)
-            labels.update(spec.labels)
-            harms = _merge_list(harms, spec.targeted_harm_categories)
-            piece_rows.append(
-                MessagePiece(
-                    id=spec.id,
-                    message=message,
-                    position=position,
-                    timestamp=timestamp,
-                    labels=spec.labels,
-                    prompt_metadata=spec.prompt_metadata,
-                    targeted_harm_categories=spec.targeted_harm_categories,
-                    prompt_target_identifier=row(spec.prompt_target_identifier),
-                    attack_identifier=row(spec.attack_identifier),
-                    scorer_identifier=row(spec.scorer_identifier),
-                    original_value=spec.original_value,
-                    original_value_data_type=spec.original_value_data_type,
-                    original_value_sha256=_piece_sha(
-                        spec.original_value,
-                        spec.original_value_data_type,
-                        spec.original_value_sha256,
-                        spec.original_media,
-                    ),
-                    original_media=original_blob,
-                    converted_value=converted,
-                    converted_value_data_type=converted_type,
-                    converted_value_sha256=_piece_sha(
-                        converted, converted_type, spec.converted_value_sha256, converted_media
-                    ),
-                    converted_media=converted_blob,
-                    response_error=spec.response_error,
-                    originator=spec.originator,
-                    original_prompt_id=spec.original_prompt_id or spec.id,
-                    pyrit_version=spec.pyrit_version,
-                    extra=spec.extra,
-                )
-            )
-            links.extend(
-                PieceConverter(piece_id=spec.id, position=i, identifier=rows[conv.hash])
-                for i, conv in enumerate(spec.converter_identifiers)
-            )
-        MessagePiece.objects.bulk_create(piece_rows)
-        PieceConverter.objects.bulk_create(links)
-        earliest = min(timestamps)
-        if conversation.started_at is None or earliest < conversation.started_at:
-            conversation.started_at = earliest
-            conversation.save(update_fields=["started_at", "updated_at"])
-        _tag(conversation, labels, harms)
-    return message
+def _write(batch: NormalizedBatch, prefix: str = "") -> IngestReport:
+    """Write ``batch`` through the one ingestion path; its problems raise ``InvalidMemory``."""
+    from memory.ingest.write import ingest_batch
+
+    report = ingest_batch(batch=batch)
+    if report.errors:
+        raise InvalidMemory(
+            [Problem(e["path"].removeprefix(prefix), e["message"]) for e in report.errors]
+        )
+    return report
 
 
 # --- scores ---------------------------------------------------------------------------------
@@ -397,35 +257,16 @@ def score_add(*, spec: ScoreSpec) -> Score:
         problems.append(
             Problem("score_value", "must be null exactly when the status is 'undetermined'")
         )
-    numeric = None
     try:
-        numeric = score_numeric_value(spec.score_type, spec.score_value)
+        score_numeric_value(spec.score_type, spec.score_value)
     except ValueError as exc:
         problems.append(Problem("score_value", str(exc)))
     if problems:
         raise InvalidMemory(problems)
-    with transaction.atomic():
-        scorer = identifier_store(identifier=spec.scorer_class_identifier)
-        score = Score(
-            id=spec.id,
-            score_value=spec.score_value,
-            numeric_value=numeric,
-            score_value_description=spec.score_value_description,
-            score_type=spec.score_type,
-            score_category=spec.score_category,
-            score_rationale=spec.score_rationale,
-            score_metadata=spec.score_metadata,
-            scorer_class_identifier=scorer,
-            message_piece_id=spec.message_piece_id,
-            timestamp=spec.timestamp or _now(),
-            objective=spec.objective,
-            status=spec.status,
-            scorable=spec.scorable,
-            pyrit_version=spec.pyrit_version,
-            extra=spec.extra,
-        )
-        Score.objects.bulk_create([score])
-    return score
+    batch = NormalizedBatch(scores=[spec])
+    batch.register("score", "score", None, spec)
+    _write(batch, "score.")
+    return Score.objects.get(pk=spec.id)
 
 
 # --- attack results -------------------------------------------------------------------------
@@ -468,60 +309,13 @@ def attack_result_save(*, spec: AttackResultSpec) -> tuple[AttackResult, bool]:
                     f"unknown type {ref.conversation_type!r}",
                 )
             )
-    if spec.last_response_id and not MessagePiece.objects.filter(pk=spec.last_response_id).exists():
-        problems.append(Problem("last_response", f"no piece with id {spec.last_response_id}"))
-    if spec.last_score_id and not Score.objects.filter(pk=spec.last_score_id).exists():
-        problems.append(Problem("last_score", f"no score with id {spec.last_score_id}"))
     if problems:
         raise InvalidMemory(problems)
-
-    strategy = attack_strategy_identifier(
-        attack_identifier=spec.attack_identifier,
-        atomic_attack_identifier=spec.atomic_attack_identifier,
-    )
-    with transaction.atomic():
-        rows = identifiers_store(identifiers=[strategy, spec.atomic_attack_identifier])
-        conversation = conversation_get_or_create(conversation_id=spec.conversation_id)
-        values = {
-            "conversation": conversation,
-            "objective": spec.objective,
-            "objective_sha256": spec.objective_sha256 or sha256_text(spec.objective),
-            "attack_identifier": rows.get(strategy.hash) if strategy else None,
-            "atomic_attack_identifier": (
-                rows[spec.atomic_attack_identifier.hash] if spec.atomic_attack_identifier else None
-            ),
-            "last_response_id": spec.last_response_id,
-            "last_score_id": spec.last_score_id,
-            "executed_turns": spec.executed_turns,
-            "execution_time_ms": spec.execution_time_ms,
-            "outcome": spec.outcome,
-            "outcome_reason": spec.outcome_reason,
-            "metadata": spec.metadata,
-            "timestamp": spec.timestamp or _now(),
-            "error_message": spec.error_message,
-            "error_type": spec.error_type,
-            "error_traceback": spec.error_traceback,
-            "retry_events": spec.retry_events,
-            "total_retries": spec.total_retries,
-            "attribution_parent_id": spec.attribution_parent_id,
-            "attribution_data": spec.attribution_data,
-            "pyrit_version": spec.pyrit_version,
-            "extra": spec.extra,
-        }
-        attack, created = AttackResult.objects.update_or_create(id=spec.id, defaults=values)
-        for ref in spec.related_conversations:
-            related = conversation_get_or_create(conversation_id=ref.conversation_id)
-            RelatedConversation.objects.get_or_create(
-                attack_result=attack,
-                conversation=related,
-                defaults={
-                    "conversation_type": ref.conversation_type,
-                    "description": ref.description,
-                },
-            )
-        _tag(attack, spec.labels, spec.targeted_harm_categories)
-        _tag(conversation, spec.labels, spec.targeted_harm_categories)
-    return attack, created
+    batch = NormalizedBatch(attack_results=[spec])
+    batch.register("attack_result", "attack_result", None, spec)
+    report = _write(batch, "attack_result.")
+    created = report.counts["attack_results"]["created"] == 1
+    return AttackResult.objects.get(pk=spec.id), created
 
 
 # --- scenario results -----------------------------------------------------------------------
@@ -538,27 +332,16 @@ def scenario_result_save(
     **fields: Any,
 ) -> ScenarioResult:
     """Create or update (by ``id``) a scenario result; other fields as on the model."""
-    with transaction.atomic():
-        rows = identifiers_store(
-            identifiers=[
-                scenario_identifier,
-                objective_target_identifier,
-                objective_scorer_identifier,
-            ]
-        )
-
-        def row(identifier: ids.ComponentIdentifier | None) -> ComponentIdentifier | None:
-            return rows[identifier.hash] if identifier is not None else None
-
-        scenario, _ = ScenarioResult.objects.update_or_create(
-            id=id,
-            defaults={
-                "scenario_name": scenario_name,
-                "scenario_identifier": row(scenario_identifier),
-                "objective_target_identifier": row(objective_target_identifier),
-                "objective_scorer_identifier": row(objective_scorer_identifier),
-                "creation_time": creation_time or _now(),
-                **fields,
-            },
-        )
-    return scenario
+    spec = ScenarioResultSpec(
+        id=id,
+        scenario_name=scenario_name,
+        scenario_identifier=scenario_identifier,
+        objective_target_identifier=objective_target_identifier,
+        objective_scorer_identifier=objective_scorer_identifier,
+        creation_time=creation_time or _now(),
+        **fields,
+    )
+    batch = NormalizedBatch(scenario_results=[spec])
+    batch.register("scenario_result", "scenario_result", None, spec)
+    _write(batch, "scenario_result.")
+    return ScenarioResult.objects.get(pk=id)

@@ -17,6 +17,7 @@ from memory.choices import (
     Originator,
     PromptDataType,
     PromptResponseError,
+    ScenarioRunState,
     ScoreStatus,
 )
 from memory.identifiers import ComponentIdentifier
@@ -109,5 +110,30 @@ class AttackResultSpec:
     total_retries: int = 0
     attribution_parent_id: uuid.UUID | None = None
     attribution_data: dict[str, Any] | None = None
+    pyrit_version: str = ""
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ScenarioResultSpec:
+    """One scenario result (spec §7, 1.x ``ScenarioResult``); identifiers are PyRIT ones."""
+
+    scenario_name: str
+    scenario_identifier: ComponentIdentifier
+    id: uuid.UUID = field(default_factory=uuid.uuid4)
+    scenario_description: str | None = None
+    scenario_version: int = 1
+    objective_target_identifier: ComponentIdentifier | None = None
+    objective_scorer_identifier: ComponentIdentifier | None = None
+    scenario_run_state: str = ScenarioRunState.CREATED
+    labels: dict[str, Any] = field(default_factory=dict)
+    number_tries: int = 0
+    creation_time: datetime | None = None
+    completion_time: datetime | None = None
+    display_group_map: dict[str, Any] = field(default_factory=dict)
+    error_message: str | None = None
+    error_type: str | None = None
+    error_attack_result_ids: list[Any] = field(default_factory=list)
+    metadata: dict[str, Any] = field(default_factory=dict)
     pyrit_version: str = ""
     extra: dict[str, Any] = field(default_factory=dict)

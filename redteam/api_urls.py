@@ -2,7 +2,13 @@
 
 from django.urls import include, path
 
+from memory.api.ingest import IngestView
+from memory.api.media import MediaDetailView, MediaUploadView
+
 urlpatterns = [
+    path("ingest/", IngestView.as_view(), name="api-ingest"),
+    path("media/", MediaUploadView.as_view(), name="api-media"),
+    path("media/<str:sha256>/", MediaDetailView.as_view(), name="api-media-detail"),
     path("", include("memory.api.urls")),
     path("", include("seeds.api.urls")),
 ]

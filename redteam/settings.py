@@ -90,6 +90,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "memory",
     "seeds",
+    "redteam",
 ]
 
 MIDDLEWARE = [
@@ -147,7 +148,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "PRAGMA busy_timeout=20000;"
         ),
     }
-    DATABASES["default"]["TEST"] = {"NAME": str(VAR_DIR / "test-redline.sqlite3")}
+    # A file, not :memory:, so multi-process tests share it; REDLINE_TEST_DB lets two test
+    # runs on one checkout keep apart.
+    DATABASES["default"]["TEST"] = {
+        "NAME": env_str("REDLINE_TEST_DB", str(VAR_DIR / "test-redline.sqlite3"))
+    }
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -206,10 +211,17 @@ if not DEBUG:
 
 # --- API ------------------------------------------------------------------------------------
 REST_FRAMEWORK = {
+    # Bearer first: DRF takes the WWW-Authenticate header from the first class, so anonymous
+    # requests get 401 (with a Bearer challenge) rather than 403.
     "DEFAULT_AUTHENTICATION_CLASSES": [
+        "redteam.authentication.BearerTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "redteam.permissions.TokenScope",
+        "redteam.permissions.ModelPermissions",
+    ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
@@ -233,3 +245,15 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
+
+# --- Ingestion limits (docs/api.md) ---------------------------------------------------------
+# Largest JSON body POST /api/v1/ingest/ accepts; 64 MiB holds 10,000 PyRIT 1.1.0 pieces.
+REDLINE_INGEST_MAX_BODY_BYTES = env_int("INGEST_MAX_BODY_MB", 64) * 1024 * 1024
+# Longest single string value (a prompt, a response, a traceback) in characters.
+REDLINE_INGEST_MAX_TEXT_CHARS = env_int("INGEST_MAX_TEXT_CHARS", 8_000_000)
+# Deepest nesting of objects and arrays in a payload (identifier trees are ~8 levels).
+REDLINE_INGEST_MAX_DEPTH = env_int("INGEST_MAX_DEPTH", 48)
+# Largest media file PUT /api/v1/media/ accepts.
+REDLINE_MEDIA_MAX_BYTES = env_int("MEDIA_MAX_MB", 200) * 1024 * 1024
+# Uploads above this size are spooled to a temporary file instead of memory.
+FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024

@@ -10,6 +10,8 @@ from django.db import transaction
 
 from memory.choices import PromptDataType, SeedType, is_media_value
 from memory.errors import InvalidMemory, Problem
+from memory.models import MediaBlob
+from memory.models.media import media_key
 from memory.services import media_store, sha256_text
 from seeds.choices import SeedGroupKind
 from seeds.models import Seed, SeedDataset, SeedGroup
@@ -25,8 +27,8 @@ def seed_dataset_upsert(*, name: str, **defaults: Any) -> SeedDataset:
     return dataset
 
 
-def _seed_problems(index: int, spec: SeedSpec) -> list[Problem]:
-    where = f"seeds[{index}]"
+def seed_problems(spec: SeedSpec, where: str) -> list[Problem]:
+    """Every way one seed breaks PyRIT's seed rules, with paths under ``where``."""
     problems = []
     if spec.seed_type not in SeedType.values:
         problems.append(Problem(f"{where}.seed_type", f"unknown seed type {spec.seed_type!r}"))
@@ -46,8 +48,14 @@ def _seed_problems(index: int, spec: SeedSpec) -> list[Problem]:
     return problems
 
 
-def _seed_row(spec: SeedSpec, dataset: SeedDataset | None, group: SeedGroup | None) -> Seed:
-    blob = None
+def seed_instance(
+    spec: SeedSpec,
+    dataset: SeedDataset | None,
+    group: SeedGroup | None,
+    *,
+    blob: MediaBlob | None = None,
+) -> Seed:
+    """An unsaved ``Seed`` for ``spec``: text SHA-256 computed, media bytes stored."""
     sha = spec.value_sha256
     if spec.media is not None:
         blob = media_store(data=spec.media, original_name=spec.value)
@@ -61,6 +69,7 @@ def _seed_row(spec: SeedSpec, dataset: SeedDataset | None, group: SeedGroup | No
         value_sha256=sha,
         data_type=spec.data_type,
         media=blob,
+        media_key=media_key(spec.value) if is_media_value(spec.data_type, spec.value) else "",
         name=spec.name,
         dataset=dataset,
         dataset_name=spec.dataset_name or (dataset.name if dataset else None),
@@ -89,11 +98,11 @@ def _seed_row(spec: SeedSpec, dataset: SeedDataset | None, group: SeedGroup | No
 
 def seed_create(*, spec: SeedSpec, dataset: SeedDataset | None = None) -> Seed:
     """Store one ungrouped seed; its SHA-256 is computed for text (or from media bytes)."""
-    problems = _seed_problems(0, spec)
+    problems = seed_problems(spec, "seeds[0]")
     if problems:
         raise InvalidMemory(problems)
     with transaction.atomic():
-        seed = _seed_row(spec, dataset, None)
+        seed = seed_instance(spec, dataset, None)
         seed.save(force_insert=True)
     return seed
 
@@ -111,7 +120,7 @@ def seed_group_create(
     """
     problems = group_problems(seeds)
     for index, spec in enumerate(seeds):
-        problems.extend(_seed_problems(index, spec))
+        problems.extend(seed_problems(spec, f"seeds[{index}]"))
     if problems:
         raise InvalidMemory(problems)
     ordered = normalise_group(seeds)
@@ -125,7 +134,7 @@ def seed_group_create(
             group.id = group_id
         group.save(force_insert=True)
         for position, spec in enumerate(ordered):
-            seed = _seed_row(spec, dataset, group)
+            seed = seed_instance(spec, dataset, group)
             seed.position = position
             seed.save(force_insert=True)
     return group

@@ -16,11 +16,9 @@ Imports only model-free modules (``memory.errors``, ``memory.scoring``, ``memory
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from memory.choices import (
@@ -37,10 +35,25 @@ from memory.choices import (
 )
 from memory.errors import Problem
 from memory.identifiers import ComponentIdentifier
+from memory.ingest.normalize_seeds import (
+    NormalizedSeedGroup,
+    normalize_scenario_result,
+    normalize_seed,
+    normalize_seed_group,
+)
+from memory.ingest.readers import Reader, not_object
 from memory.scoring import score_numeric_value
-from memory.specs import AttackResultSpec, ConversationReferenceSpec, PieceSpec, ScoreSpec
+from memory.specs import (
+    AttackResultSpec,
+    ConversationReferenceSpec,
+    PieceSpec,
+    ScenarioResultSpec,
+    ScoreSpec,
+)
+from seeds.specs import SeedSpec
 
 __all__ = [
+    "ItemRef",
     "NormalizedBatch",
     "NormalizedConversation",
     "NormalizedMessage",
@@ -96,15 +109,26 @@ class NormalizedConversation:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class ItemRef:
+    """One item of the payload: its kind, where it is, and the id the client gave it."""
+
+    kind: str
+    path: str
+    id: str | None
+
+
 @dataclass(kw_only=True)
 class NormalizedBatch:
     """Everything found in one payload.
 
     ``pieces`` in source order; ``messages`` groups them by (conversation_id, sequence) in
     order of first appearance; ``scores`` holds top-level, embedded and ``last_score`` scores
-    deduplicated by id (first occurrence wins). Seeds, seed groups and scenario results are
-    passed through as raw dicts for now. ``meta`` holds export-level keys (``export_format``,
-    ``pyrit_version``, ``note``) and any unknown top-level key.
+    deduplicated by id (first occurrence wins; a differing duplicate is a problem); attack
+    results likewise, including those embedded in scenario results. ``seeds`` holds every seed
+    (top-level and inside groups) once; ``seed_groups`` the groups as given. ``items`` lists
+    every item with its path and client id, for per-item reports. ``meta`` holds export-level
+    keys (``export_format``, ``pyrit_version``, ``note``) and any unknown top-level key.
     """
 
     pieces: list[NormalizedPiece] = field(default_factory=list)
@@ -112,184 +136,46 @@ class NormalizedBatch:
     conversations: list[NormalizedConversation] = field(default_factory=list)
     scores: list[ScoreSpec] = field(default_factory=list)
     attack_results: list[AttackResultSpec] = field(default_factory=list)
-    seeds: list[dict[str, Any]] = field(default_factory=list)
-    seed_groups: list[dict[str, Any]] = field(default_factory=list)
-    scenario_results: list[dict[str, Any]] = field(default_factory=list)
+    seeds: list[SeedSpec] = field(default_factory=list)
+    seed_groups: list[NormalizedSeedGroup] = field(default_factory=list)
+    scenario_results: list[ScenarioResultSpec] = field(default_factory=list)
+    items: dict[str, ItemRef] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
+    _paths: dict[int, str] = field(default_factory=dict, repr=False)
+
+    def path_of(self, spec: object) -> str:
+        """Where ``spec`` (a spec object of this batch) was found in the payload."""
+        return self._paths.get(id(spec), "")
+
+    def item_at(self, path: str) -> ItemRef | None:
+        """The innermost item containing ``path`` (e.g. ``message_pieces[3].role``)."""
+        while True:
+            item = self.items.get(path)
+            if item is not None:
+                return item
+            cut = max(path.rfind("."), path.rfind("["))
+            if cut < 0:
+                return None
+            path = path[:cut]
+
+    def register(self, kind: str, path: str, raw: Any, spec: object | None = None) -> None:
+        """Record an item (its client id taken from ``raw``) and, if given, its spec's path."""
+        client_id = None
+        if isinstance(raw, Mapping):
+            for key in _ID_KEYS.get(kind, ("id",)):
+                if raw.get(key) is not None:
+                    client_id = str(raw[key])
+                    break
+        self.items[path] = ItemRef(kind, path, client_id)
+        if spec is not None:
+            self._paths[id(spec)] = path
 
 
-# --- field readers ----------------------------------------------------------------------------
-
-_UUID_RE = re.compile(
-    r"^(?:[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
-    r"|[0-9a-fA-F]{32})$"
-)
-_MISSING = object()
-
-
-class _Reader:
-    """Reads keys of one input dict, recording problems and which keys were used."""
-
-    def __init__(self, data: Mapping[str, Any], path: str, problems: list[Problem]) -> None:
-        self.data = data
-        self.path = path
-        self.problems = problems
-        self.used: set[str] = set()
-
-    def at(self, key: str) -> str:
-        return f"{self.path}.{key}" if self.path else key
-
-    def problem(self, key: str, message: str) -> None:
-        self.problems.append(Problem(self.at(key), message))
-
-    def raw(self, key: str, default: Any = None) -> Any:
-        self.used.add(key)
-        return self.data.get(key, default)
-
-    def first(self, *keys: str) -> tuple[str, Any]:
-        """The first of ``keys`` whose value is not None/``{}`` (aliases); marks all used."""
-        found: tuple[str, Any] = (keys[0], None)
-        for key in keys:
-            value = self.raw(key)
-            if value is not None and value != {} and found[1] is None:
-                found = (key, value)
-        return found
-
-    def extra(self) -> dict[str, Any]:
-        return {k: v for k, v in self.data.items() if k not in self.used}
-
-    # typed readers: each returns the default (and records a problem) on a wrong value
-
-    def text(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
-        value = self.raw(key)
-        if value is None:
-            if required:
-                self.problem(key, "is required")
-            return default
-        if not isinstance(value, str):
-            self.problem(key, f"must be a string, not {type(value).__name__}")
-            return default
-        return value
-
-    def integer(self, key: str, *, default: int | None = 0, minimum: int | None = 0) -> int | None:
-        value = self.raw(key)
-        if value is None:
-            return default
-        if isinstance(value, bool) or not isinstance(value, int):
-            self.problem(key, f"must be an integer, not {value!r}")
-            return default
-        if minimum is not None and value < minimum:
-            self.problem(key, f"must be >= {minimum}, not {value}")
-            return default
-        return value
-
-    def mapping(self, key: str) -> dict[str, Any]:
-        value = self.raw(key)
-        if value is None:
-            return {}
-        if not isinstance(value, Mapping):
-            self.problem(key, f"must be an object, not {type(value).__name__}")
-            return {}
-        return dict(value)
-
-    def strings(self, key: str, value: Any = _MISSING) -> list[str]:
-        if value is _MISSING:
-            value = self.raw(key)
-        if value is None:
-            return []
-        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-            self.problem(key, "must be a list of strings")
-            return []
-        return list(value)
-
-    def choice(self, key: str, allowed: list[str], value: Any, *, default: str | None) -> Any:
-        if value is None:
-            return default
-        if value not in allowed:
-            self.problem(key, f"unknown value {value!r}; expected one of {', '.join(allowed)}")
-            return default
-        return value
-
-    def uuid(self, key: str, value: Any = _MISSING, *, required: bool = False) -> uuid.UUID | None:
-        if value is _MISSING:
-            value = self.raw(key)
-        return _parse_uuid(value, self.at(key), self.problems, required=required)
-
-    def timestamp(self, key: str) -> datetime | None:
-        return _parse_timestamp(self.raw(key), self.at(key), self.problems)
-
-    def identifier(self, key: str, value: Any = _MISSING) -> ComponentIdentifier | None:
-        if value is _MISSING:
-            value = self.raw(key)
-        return _parse_identifier(value, self.at(key), self.problems)
-
-    def identifiers(self, key: str) -> list[ComponentIdentifier]:
-        value = self.raw(key)
-        if value is None:
-            return []
-        if not isinstance(value, list):
-            self.problem(key, "must be a list of identifiers")
-            return []
-        result = []
-        for index, item in enumerate(value):
-            identifier = _parse_identifier(item, f"{self.at(key)}[{index}]", self.problems)
-            if identifier is not None:
-                result.append(identifier)
-        return result
-
-
-def _parse_uuid(
-    value: Any, path: str, problems: list[Problem], *, required: bool = False
-) -> uuid.UUID | None:
-    """A UUID from a UUID, a 36-char or a 32-hex string; None (and a problem) otherwise."""
-    if value is None:
-        if required:
-            problems.append(Problem(path, "is required"))
-        return None
-    if isinstance(value, uuid.UUID):
-        return value
-    if isinstance(value, str) and _UUID_RE.match(value):
-        return uuid.UUID(value)
-    problems.append(Problem(path, f"not a UUID: {value!r}"))
-    return None
-
-
-def _parse_timestamp(value: Any, path: str, problems: list[Problem]) -> datetime | None:
-    """An aware datetime from ISO-8601 (``Z`` accepted); naive values are UTC (spec §2.1)."""
-    if value is None:
-        return None
-    if isinstance(value, datetime):
-        parsed = value
-    elif isinstance(value, str):
-        try:
-            parsed = datetime.fromisoformat(value)
-        except ValueError:
-            problems.append(Problem(path, f"not an ISO-8601 timestamp: {value!r}"))
-            return None
-    else:
-        problems.append(Problem(path, f"not an ISO-8601 timestamp: {value!r}"))
-        return None
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
-
-
-def _parse_identifier(value: Any, path: str, problems: list[Problem]) -> ComponentIdentifier | None:
-    """``ComponentIdentifier.from_dict`` of a dict; ``None`` and ``{}`` mean no identifier."""
-    if value is None or (isinstance(value, Mapping) and not value):
-        return None
-    if isinstance(value, ComponentIdentifier):
-        return value
-    if not isinstance(value, Mapping):
-        problems.append(Problem(path, f"must be an identifier object, not {type(value).__name__}"))
-        return None
-    try:
-        return ComponentIdentifier.from_dict(value)
-    except (TypeError, ValueError) as exc:
-        problems.append(Problem(path, f"invalid identifier: {exc}"))
-        return None
-
-
-def _not_object(data: Any, path: str) -> list[Problem]:
-    return [Problem(path, f"must be an object, not {type(data).__name__}")]
+_ID_KEYS = {
+    "attack_result": ("attack_result_id", "id"),
+    "conversation": ("conversation_id",),
+    "seed_group": ("id", "prompt_group_id"),
+}
 
 
 # --- pieces -----------------------------------------------------------------------------------
@@ -307,9 +193,9 @@ def normalize_piece(
     field (``role``, ``conversation_id``, ``sequence``, ``original_value``) is unusable.
     """
     if not isinstance(data, Mapping):
-        return None, _not_object(data, path)
+        return None, not_object(data, path)
     problems: list[Problem] = []
-    r = _Reader(data, path, problems)
+    r = Reader(data, path, problems)
 
     role = r.choice("role", ChatMessageRole.values, r.raw("role"), default=None)
     if data.get("role") is None:
@@ -418,9 +304,9 @@ def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Proble
     Returns ``(None, problems)`` without a usable ``score_type`` or ``scorer_class_identifier``.
     """
     if not isinstance(data, Mapping):
-        return None, _not_object(data, path)
+        return None, not_object(data, path)
     problems: list[Problem] = []
-    r = _Reader(data, path, problems)
+    r = Reader(data, path, problems)
 
     score_type = r.choice("score_type", ScoreType.values, r.raw("score_type"), default=None)
     if data.get("score_type") is None:
@@ -468,7 +354,7 @@ def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Proble
             scorable = None
         else:
             scorable = dict(scorable)
-            sub = _Reader(scorable, r.at("scorable"), problems)
+            sub = Reader(scorable, r.at("scorable"), problems)
             sub.choice(
                 "scorable_type", ScorableType.values, scorable.get("scorable_type"), default=None
             )
@@ -508,25 +394,29 @@ def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Proble
 # --- attack results ---------------------------------------------------------------------------
 
 
-def _ref_id(value: Any, key: str, r: _Reader) -> uuid.UUID | None:
+def _ref_id(value: Any, key: str, r: Reader) -> uuid.UUID | None:
     """The id of an embedded object (1.1.0 dumps the whole piece/score) or an id string."""
     if isinstance(value, Mapping):
         return r.uuid(f"{key}.id", value.get("id"), required=True)
     return r.uuid(key, value)
 
 
+ATTACK_RESULT_NAMESPACE = uuid.UUID("2b7f0c55-8a43-4f0e-a1a4-3c9f5d6e7b21")
+
+
 def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | None, list[Problem]]:
     """Normalise one attack result (spec §7, §9.9) of 0.12 or 1.1.0.
 
-    ``attack_result_id`` (or ``id``) becomes the id; ``last_response`` / ``last_score`` may be
+    ``attack_result_id`` (or ``id``) becomes the id (without either, a UUID5 of conversation
+    id and objective, so re-sending updates); ``last_response`` / ``last_score`` may be
     the full object or its id; 0.12's ``atomic_attack_strategy_identifier`` is read as
     ``attack_identifier``. Related conversations are deduplicated by conversation id (PyRIT
     keeps them in a set). Returns ``(None, problems)`` without conversation id or objective.
     """
     if not isinstance(data, Mapping):
-        return None, _not_object(data, path)
+        return None, not_object(data, path)
     problems: list[Problem] = []
-    r = _Reader(data, path, problems)
+    r = Reader(data, path, problems)
 
     conversation_id = r.text("conversation_id", required=True)
     if conversation_id is not None and not conversation_id.strip():
@@ -551,9 +441,9 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
     for index, item in enumerate(raw_related or []):
         item_path = f"{r.at('related_conversations')}[{index}]"
         if not isinstance(item, Mapping):
-            problems.extend(_not_object(item, item_path))
+            problems.extend(not_object(item, item_path))
             continue
-        sub = _Reader(item, item_path, problems)
+        sub = Reader(item, item_path, problems)
         ref_id = sub.text("conversation_id", required=True)
         ref_type = sub.choice(
             "conversation_type",
@@ -588,6 +478,10 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
 
     kwargs: dict[str, Any] = {}
     result_id = r.uuid(id_key, id_raw)
+    if result_id is None and id_raw is None and conversation_id and objective is not None:
+        # 0.12 attack results have no id: derive one from what identifies the attack, so a
+        # re-sent result (perhaps with a later outcome) updates the stored one.
+        result_id = uuid.uuid5(ATTACK_RESULT_NAMESPACE, f"{conversation_id}\n{objective}")
     if result_id is not None:
         kwargs["id"] = result_id
     spec = AttackResultSpec(
@@ -633,9 +527,9 @@ def normalize_conversation(
 ) -> tuple[NormalizedConversation | None, list[Problem]]:
     """Normalise a 1.1.0 ``Conversation`` dict (spec §4.3, §9.7)."""
     if not isinstance(data, Mapping):
-        return None, _not_object(data, path)
+        return None, not_object(data, path)
     problems: list[Problem] = []
-    r = _Reader(data, path, problems)
+    r = Reader(data, path, problems)
     conversation_id = r.text("conversation_id", required=True)
     if conversation_id is not None and not conversation_id.strip():
         r.problem("conversation_id", "must not be blank")
@@ -649,9 +543,9 @@ def normalize_conversation(
     for index, item in enumerate(raw_retries or []):
         item_path = f"{r.at('retries')}[{index}]"
         if not isinstance(item, Mapping):
-            problems.extend(_not_object(item, item_path))
+            problems.extend(not_object(item, item_path))
             continue
-        sub = _Reader(item, item_path, problems)
+        sub = Reader(item, item_path, problems)
         sub.integer("sequence", default=None)
         if item.get("sequence") is None:
             sub.problem("sequence", "is required")
@@ -672,16 +566,20 @@ def normalize_conversation(
 
 # --- batches ----------------------------------------------------------------------------------
 
-_META_KEYS = ("export_format", "pyrit_version", "note")
-_RAW_KEYS = ("seeds", "seed_groups", "scenario_results")
+
+_GROUP_NAMESPACE = uuid.UUID("6f1d4c1e-3f0a-4a53-9d55-2b1c0e7a9a11")
 
 
 class _BatchBuilder:
     def __init__(self) -> None:
         self.batch = NormalizedBatch()
         self.problems: list[Problem] = []
-        self.extra_scores: list[ScoreSpec] = []
-        self.top_scores: list[ScoreSpec] = []
+        # (path, spec) in the order scores must be considered: top-level, embedded, last_score
+        self.top_scores: list[tuple[str, Any, ScoreSpec]] = []
+        self.extra_scores: list[tuple[str, Any, ScoreSpec]] = []
+        self.attack_results: list[tuple[str, Any, AttackResultSpec]] = []
+        self.embedded_attack_results: list[tuple[str, Any]] = []
+        self.seeds: list[tuple[str, Any, SeedSpec]] = []
 
     def items(self, value: Any, path: str) -> list[tuple[str, Any]]:
         if not isinstance(value, list):
@@ -698,9 +596,14 @@ class _BatchBuilder:
                 item, item_path, default_conversation_id=default_conversation_id
             )
             self.problems.extend(problems)
+            self.batch.register("message_piece", item_path, item, piece.spec if piece else None)
             if piece is not None:
                 self.batch.pieces.append(piece)
                 added.append(piece)
+                for index, score in enumerate(piece.scores):
+                    score_path = f"{item_path}.scores[{index}]"
+                    raw_scores = item.get("scores")
+                    self.extra_scores.append((score_path, raw_scores[index], score))
         return added
 
     def add_messages(
@@ -708,7 +611,7 @@ class _BatchBuilder:
     ) -> None:
         for item_path, item in self.items(value, path):
             if not isinstance(item, Mapping):
-                self.problems.extend(_not_object(item, item_path))
+                self.problems.extend(not_object(item, item_path))
                 continue
             key = "message_pieces" if "message_pieces" in item else "request_pieces"
             if key not in item:
@@ -741,12 +644,15 @@ class _BatchBuilder:
     def add_conversations(self, value: Any, path: str) -> None:
         for item_path, item in self.items(value, path):
             if not isinstance(item, Mapping):
-                self.problems.extend(_not_object(item, item_path))
+                self.problems.extend(not_object(item, item_path))
                 continue
             conversation, problems = normalize_conversation(
                 item.get("conversation"), f"{item_path}.conversation"
             )
             self.problems.extend(problems)
+            self.batch.register(
+                "conversation", f"{item_path}.conversation", item.get("conversation"), conversation
+            )
             for unknown in set(item) - {"conversation", "messages"}:
                 self.problems.append(Problem(f"{item_path}.{unknown}", "unknown key"))
             if conversation is not None:
@@ -761,42 +667,98 @@ class _BatchBuilder:
         for item_path, item in self.items(value, path):
             score, problems = normalize_score(item, item_path)
             self.problems.extend(problems)
-            if score is not None:
-                self.top_scores.append(score)
+            if score is None:
+                self.batch.register("score", item_path, item)
+            else:
+                self.top_scores.append((item_path, item, score))
 
     def add_attack_results(self, value: Any, path: str) -> None:
         for item_path, item in self.items(value, path):
             result, problems = normalize_attack_result(item, item_path)
             self.problems.extend(problems)
             if result is None:
+                self.batch.register("attack_result", item_path, item)
                 continue
-            self.batch.attack_results.append(result)
+            self.attack_results.append((item_path, item, result))
             last_score = item.get("last_score")
             if isinstance(last_score, Mapping):
-                score, score_problems = normalize_score(last_score, f"{item_path}.last_score")
+                score_path = f"{item_path}.last_score"
+                score, score_problems = normalize_score(last_score, score_path)
                 self.problems.extend(score_problems)
                 if score is not None:
-                    self.extra_scores.append(score)
+                    self.extra_scores.append((score_path, last_score, score))
 
-    def add_raw(self, key: str, value: Any) -> None:
-        target: list[dict[str, Any]] = getattr(self.batch, key)
-        for item_path, item in self.items(value, key):
-            if isinstance(item, Mapping):
-                target.append(dict(item))
+    def add_seeds(self, value: Any, path: str) -> None:
+        for item_path, item in self.items(value, path):
+            seed, problems = normalize_seed(item, item_path)
+            self.problems.extend(problems)
+            if seed is None:
+                self.batch.register("seed", item_path, item)
             else:
-                self.problems.extend(_not_object(item, item_path))
+                self.seeds.append((item_path, item, seed))
+
+    def add_seed_groups(self, value: Any, path: str) -> None:
+        for item_path, item in self.items(value, path):
+            group, problems = normalize_seed_group(item, item_path)
+            self.problems.extend(problems)
+            self.batch.register("seed_group", item_path, item, group)
+            if group is None:
+                continue
+            self.batch.seed_groups.append(group)
+            if not any(seed.prompt_group_id for seed in group.seeds):
+                # PyRIT gives such a group a fresh id; derive it from the seeds instead, so
+                # sending the same group twice stores it once.
+                group_id = uuid.uuid5(
+                    _GROUP_NAMESPACE, ",".join(sorted(str(s.id) for s in group.seeds))
+                )
+                for seed in group.seeds:
+                    seed.prompt_group_id = group_id
+            raw_seeds = item["seeds"] if isinstance(item, Mapping) else item
+            by_path = {f"{item_path}.seeds[{i}]": raw for i, raw in enumerate(raw_seeds)}
+            for seed_path, seed in zip(group.seed_paths, group.seeds, strict=True):
+                self.seeds.append((seed_path, by_path[seed_path], seed))
+
+    def add_scenario_results(self, value: Any, path: str) -> None:
+        for item_path, item in self.items(value, path):
+            scenario, problems = normalize_scenario_result(item, item_path)
+            self.problems.extend(problems)
+            self.batch.register("scenario_result", item_path, item, scenario)
+            if scenario is not None:
+                self.batch.scenario_results.append(scenario)
+            if isinstance(item, Mapping) and isinstance(item.get("attack_results"), Mapping):
+                for collection, results in item["attack_results"].items():
+                    if isinstance(results, list):
+                        self.add_attack_results(results, f"{item_path}.attack_results.{collection}")
+
+    def dedupe(self, kind: str, entries: list[tuple[str, Any, Any]], label: str) -> list[Any]:
+        """First occurrence of each id wins; an identical repeat is dropped, a different one
+        is a problem (two versions of one immutable object in one payload)."""
+        kept: dict[Any, tuple[str, Any]] = {}
+        result = []
+        for path, raw, spec in entries:
+            seen = kept.get(spec.id)
+            if seen is None:
+                kept[spec.id] = (path, spec)
+                self.batch.register(kind, path, raw, spec)
+                result.append(spec)
+            elif seen[1] != spec:
+                self.batch.register(kind, path, raw)
+                self.problems.append(
+                    Problem(
+                        path,
+                        f"{label} {spec.id} appears twice with different content "
+                        f"(also at {seen[0]})",
+                    )
+                )
+        return result
 
     def finish(self) -> None:
         batch = self.batch
         self._check_piece_ids()
         self._group_messages()
-        # scores: top-level, then embedded, then last_score objects; first occurrence wins
-        seen: set[uuid.UUID] = set()
-        embedded = [score for piece in batch.pieces for score in piece.scores]
-        for score in [*self.top_scores, *embedded, *self.extra_scores]:
-            if score.id not in seen:
-                seen.add(score.id)
-                batch.scores.append(score)
+        batch.scores = self.dedupe("score", [*self.top_scores, *self.extra_scores], "score")
+        batch.attack_results = self.dedupe("attack_result", self.attack_results, "attack result")
+        batch.seeds = self.dedupe("seed", self.seeds, "seed")
         # §9.2: the 1.1.0 conversation target becomes the piece's prompt target
         targets = {
             c.conversation_id: c.target_identifier
@@ -826,7 +788,13 @@ class _BatchBuilder:
         version = batch.meta.get("pyrit_version")
         if isinstance(version, str) and version:
             specs: list[Any] = [p.spec for p in batch.pieces]
-            for spec in [*specs, *batch.scores, *batch.attack_results]:
+            for spec in [
+                *specs,
+                *batch.scores,
+                *batch.attack_results,
+                *batch.seeds,
+                *batch.scenario_results,
+            ]:
                 if not spec.pyrit_version:
                     spec.pyrit_version = version
 
@@ -868,6 +836,20 @@ class _BatchBuilder:
             message.pieces.append(piece)
 
 
+_ADDERS = {
+    "conversations": _BatchBuilder.add_conversations,
+    "messages": _BatchBuilder.add_messages,
+    "message_pieces": _BatchBuilder.add_pieces,
+    "request_pieces": _BatchBuilder.add_pieces,
+    "scores": _BatchBuilder.add_scores,
+    "attack_results": _BatchBuilder.add_attack_results,
+    "seeds": _BatchBuilder.add_seeds,
+    "seed_groups": _BatchBuilder.add_seed_groups,
+    "scenario_results": _BatchBuilder.add_scenario_results,
+}
+PAYLOAD_KEYS = tuple(_ADDERS)
+
+
 def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
     """Normalise a whole payload (spec §9) into a :class:`NormalizedBatch` plus problems.
 
@@ -884,22 +866,13 @@ def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
     """
     builder = _BatchBuilder()
     if isinstance(payload, list):
-        builder.add_pieces(payload, "")
         # a bare array: paths are "[17].role"
+        builder.add_pieces(payload, "")
     elif isinstance(payload, Mapping):
         for key, value in payload.items():
-            if key == "conversations":
-                builder.add_conversations(value, key)
-            elif key == "messages":
-                builder.add_messages(value, key)
-            elif key in ("message_pieces", "request_pieces"):
-                builder.add_pieces(value, key)
-            elif key == "scores":
-                builder.add_scores(value, key)
-            elif key == "attack_results":
-                builder.add_attack_results(value, key)
-            elif key in _RAW_KEYS:
-                builder.add_raw(key, value)
+            adder = _ADDERS.get(key)
+            if adder is not None:
+                adder(builder, value, key)
             else:
                 builder.batch.meta[key] = value
     else:

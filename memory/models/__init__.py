@@ -3,7 +3,7 @@
 from memory.models.attacks import AttackResult, RelatedConversation
 from memory.models.conversations import Conversation, Message, MessagePiece, PieceConverter
 from memory.models.identifiers import ComponentIdentifier, ComponentIdentifierChild
-from memory.models.media import MediaBlob
+from memory.models.media import MediaBlob, MediaLocation
 from memory.models.scenarios import ScenarioResult
 from memory.models.scores import ScorableContent, Score
 from memory.models.tags import HarmCategory, Label
@@ -16,6 +16,7 @@ __all__ = [
     "HarmCategory",
     "Label",
     "MediaBlob",
+    "MediaLocation",
     "Message",
     "MessagePiece",
     "PieceConverter",

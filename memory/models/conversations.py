@@ -167,6 +167,8 @@ class MessagePiece(models.Model):
     original_media = models.ForeignKey(
         MediaBlob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # File name of a media original value, for linking media that arrives later (spec §13).
+    original_media_key = models.CharField(max_length=255, blank=True, default="")
     converted_value = models.TextField(blank=True)
     converted_value_data_type = models.CharField(
         max_length=32, choices=PromptDataType.choices, default=PromptDataType.TEXT
@@ -175,6 +177,7 @@ class MessagePiece(models.Model):
     converted_media = models.ForeignKey(
         MediaBlob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    converted_media_key = models.CharField(max_length=255, blank=True, default="")
     response_error = models.CharField(
         max_length=16, choices=PromptResponseError.choices, default=PromptResponseError.NONE
     )
@@ -222,6 +225,17 @@ class MessagePiece(models.Model):
             # Media arriving after its pieces is matched by the SHA-256 of its bytes (§13).
             models.Index(fields=["original_value_sha256"], name="memory_piece_orig_sha_idx"),
             models.Index(fields=["converted_value_sha256"], name="memory_piece_conv_sha_idx"),
+            # Media uploaded after its pieces is matched by file name; partial: text has none.
+            models.Index(
+                fields=["original_media_key"],
+                condition=~Q(original_media_key=""),
+                name="memory_piece_orig_key_idx",
+            ),
+            models.Index(
+                fields=["converted_media_key"],
+                condition=~Q(converted_media_key=""),
+                name="memory_piece_conv_key_idx",
+            ),
             # "Blocked / errored responses" filters; partial, since almost every piece is fine.
             models.Index(
                 fields=["response_error"],

@@ -1,10 +1,40 @@
-"""Media bytes, stored content-addressed (spec §13)."""
+"""Media bytes, stored content-addressed, and the locations PyRIT knew them by (spec §13)."""
 
 from __future__ import annotations
 
 from django.db import models
 
 from memory.constraints import SHA256_REGEX
+
+MARKERS = ("prompt-memory-entries/", "seed-prompt-entries/")
+
+
+def media_key(location: str) -> str:
+    """The file name of a PyRIT media location (``/``, ``\\`` or URL paths): the match key.
+
+    Only ever used as a lookup string; nothing here touches the filesystem.
+    """
+    path = location.split("?", 1)[0].replace("\\", "/")
+    return path.rstrip("/").rsplit("/", 1)[-1][:255]
+
+
+def media_suffix(location: str) -> str | None:
+    """The part after PyRIT's results folder marker (``images/1732.png``), if present."""
+    path = location.split("?", 1)[0].replace("\\", "/")
+    for marker in MARKERS:
+        cut = path.rfind(marker)
+        if cut >= 0:
+            return path[cut:]
+    return None
+
+
+def locations_match(a: str, b: str) -> bool:
+    """Spec §13 rules (a)/(b): same path after the results folder marker when both have
+    one, else the same file name."""
+    suffix_a, suffix_b = media_suffix(a), media_suffix(b)
+    if suffix_a is not None and suffix_b is not None:
+        return suffix_a == suffix_b
+    return media_key(a) == media_key(b)
 
 
 def media_upload_to(instance: MediaBlob, filename: str) -> str:
@@ -38,3 +68,25 @@ class MediaBlob(models.Model):
 
     def __str__(self) -> str:
         return f"{self.content_type} {self.sha256[:12]} ({self.size} bytes)"
+
+
+class MediaLocation(models.Model):
+    """A location string (a path on the user's machine, a blob URL) the bytes were sent for.
+
+    Pieces and seeds that arrive later with the same location are linked to the blob through
+    it (spec §13 rules (a) and (b)); ``key`` is the file name, indexed for that lookup.
+    """
+
+    blob = models.ForeignKey(MediaBlob, on_delete=models.CASCADE, related_name="locations")
+    location = models.TextField()
+    key = models.CharField(max_length=255)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        indexes = [
+            # Linking arriving pieces and seeds by file name.
+            models.Index(fields=["key"], name="memory_medialoc_key_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return self.location

@@ -50,6 +50,8 @@ class Seed(models.Model):
     media = models.ForeignKey(
         MediaBlob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # File name of a media value, for linking media uploaded later (spec §13).
+    media_key = models.CharField(max_length=255, blank=True, default="")
     name = models.CharField(max_length=255, null=True, blank=True)
     dataset = models.ForeignKey(
         SeedDataset, on_delete=models.CASCADE, null=True, blank=True, related_name="seeds"
@@ -123,6 +125,10 @@ class Seed(models.Model):
         indexes = [
             # Duplicate detection within a dataset and media matching by content hash.
             models.Index(fields=["value_sha256"], name="seeds_seed_sha256_idx"),
+            # Media uploaded after its seeds is matched by file name.
+            models.Index(
+                fields=["media_key"], condition=~Q(media_key=""), name="seeds_seed_media_key_idx"
+            ),
             # Seed list filtered by dataset and type.
             models.Index(fields=["dataset", "seed_type"], name="seeds_seed_dataset_type_idx"),
             # Filtering by the dataset name PyRIT stored (seeds without a curated dataset).

@@ -19,6 +19,7 @@ from memory.models import (
     HarmCategory,
     Label,
     MediaBlob,
+    MediaLocation,
     Message,
     MessagePiece,
     PieceConverter,
@@ -72,6 +73,9 @@ BUILDERS: dict[type, Callable[[], object]] = {
     Label: lambda: make_label(),
     HarmCategory: lambda: make_harm_category(),
     MediaBlob: lambda: make_media_blob(),
+    MediaLocation: lambda: MediaLocation.objects.create(
+        blob=make_media_blob(), location="/d/prompt-memory-entries/images/1.png", key="1.png"
+    ),
 }
 
 # Every memory changelist costs the same four queries, whatever the number of rows:

@@ -1,0 +1,46 @@
+"""DRF authentication by API token: ``Authorization: Bearer <token>``."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import AbstractBaseUser
+from rest_framework.authentication import BaseAuthentication, get_authorization_header
+from rest_framework.exceptions import AuthenticationFailed
+from rest_framework.request import Request
+
+from redteam.models import ApiToken
+from redteam.tokens import api_token_authenticate
+
+
+class BearerTokenAuthentication(BaseAuthentication):
+    """Authenticate a request by its bearer token; ``request.auth`` is then the ``ApiToken``.
+
+    A request without a bearer header is left to the next authentication class. A bearer
+    header that is malformed or names no active token fails the request with 401: a script
+    with a bad token must hear so, not be treated as anonymous.
+    """
+
+    keyword = "Bearer"
+
+    def authenticate(self, request: Request) -> tuple[AbstractBaseUser, ApiToken] | None:
+        parts = get_authorization_header(request).split()
+        if not parts or parts[0].lower() != self.keyword.lower().encode():
+            return None
+        if len(parts) == 1:
+            raise AuthenticationFailed("Invalid Authorization header: no bearer token given.")
+        if len(parts) > 2:
+            raise AuthenticationFailed(
+                "Invalid Authorization header: the bearer token must not contain spaces."
+            )
+        try:
+            raw = parts[1].decode("ascii")
+        except UnicodeDecodeError:
+            raise AuthenticationFailed(
+                "Invalid Authorization header: the bearer token must be ASCII."
+            ) from None
+        token = api_token_authenticate(raw=raw)
+        if token is None:
+            raise AuthenticationFailed("Invalid, expired or revoked API token.")
+        return token.user, token
+
+    def authenticate_header(self, request: Request) -> str:
+        return f'{self.keyword} realm="api"'

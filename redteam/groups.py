@@ -1,0 +1,87 @@
+"""The shipped groups ``viewer``, ``reviewer``, ``curator`` and ``ingest``.
+
+They are created and brought back to exactly these permissions after every ``migrate`` (and by
+``manage.py ensure_groups``). Shipped groups are managed here: permissions added to them by
+hand are removed again, so give extra rights through a group of your own.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.apps import AppConfig
+from django.apps import apps as global_apps
+from django.contrib.auth.management import create_permissions
+from django.contrib.auth.models import Group, Permission
+from django.db import DEFAULT_DB_ALIAS, router, transaction
+
+VIEWER = "viewer"
+REVIEWER = "reviewer"
+CURATOR = "curator"
+INGEST = "ingest"
+
+#: The apps whose models the groups grant rights on.
+GROUP_APPS = ("memory", "seeds")
+#: Models reviewers annotate.
+REVIEWED_MODELS = ("memory.attackresult", "memory.conversation")
+
+
+def _codenames(app_label: str, actions: tuple[str, ...]) -> set[str]:
+    """``"app_label.<action>_<model>"`` for every model of the app, proxies included."""
+    models = global_apps.get_app_config(app_label).get_models()
+    return {f"{app_label}.{action}_{m._meta.model_name}" for m in models for action in actions}
+
+
+def shipped_group_permissions() -> dict[str, set[str]]:
+    """Each shipped group's permissions, as ``"app_label.codename"``."""
+    view = _codenames("memory", ("view",)) | _codenames("seeds", ("view",))
+    reviewed = {
+        f"{app_label}.change_{model}"
+        for app_label, model in (name.split(".") for name in REVIEWED_MODELS)
+    }
+    return {
+        VIEWER: view,
+        REVIEWER: view | reviewed,
+        CURATOR: view | _codenames("seeds", ("add", "change", "delete")),
+        INGEST: set().union(*(_codenames(app, ("view", "add", "change")) for app in GROUP_APPS)),
+    }
+
+
+def ensure_groups(*, using: str = DEFAULT_DB_ALIAS) -> None:
+    """Create the shipped groups, or reset them, to exactly their intended permissions.
+
+    Permission rows are created first for the apps involved (Django's own post-migrate step,
+    idempotent), so this works whatever order the post-migrate handlers ran in.
+    """
+    for app_label in GROUP_APPS:
+        create_permissions(global_apps.get_app_config(app_label), verbosity=0, using=using)
+    wanted = shipped_group_permissions()
+    needed = set().union(*wanted.values())
+    by_name = {
+        f"{perm.content_type.app_label}.{perm.codename}": perm
+        for perm in Permission.objects.using(using)
+        .select_related("content_type")
+        .filter(content_type__app_label__in=GROUP_APPS)
+    }
+    missing = needed - by_name.keys()
+    if missing:
+        raise LookupError(f"permissions missing from the database: {sorted(missing)}")
+    with transaction.atomic(using=using):
+        for group_name, perm_names in wanted.items():
+            group, _ = Group.objects.using(using).get_or_create(name=group_name)
+            group.permissions.set([by_name[name] for name in perm_names])
+
+
+def ensure_groups_after_migrate(
+    sender: AppConfig, *, using: str = DEFAULT_DB_ALIAS, apps: Any = global_apps, **kwargs: Any
+) -> None:
+    """``post_migrate`` receiver (for the ``redteam`` app): refresh the shipped groups."""
+    try:
+        # Absent from the migration state when auth's tables are not (yet, or any more) there.
+        apps.get_model("auth", "Group")
+        apps.get_model("auth", "Permission")
+    except LookupError:
+        return
+    if not router.allow_migrate_model(using, Group):
+        return
+    ensure_groups(using=using)
