@@ -237,6 +237,11 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # One schema enum per PyRIT literal type, however many fields use it.
+    "ENUM_NAME_OVERRIDES": {
+        "PromptDataTypeEnum": "memory.choices.PromptDataType",
+        "ChatMessageRoleEnum": "memory.choices.ChatMessageRole",
+    },
 }
 
 LOGGING = {
@@ -257,3 +262,7 @@ REDLINE_INGEST_MAX_DEPTH = env_int("INGEST_MAX_DEPTH", 48)
 REDLINE_MEDIA_MAX_BYTES = env_int("MEDIA_MAX_MB", 200) * 1024 * 1024
 # Uploads above this size are spooled to a temporary file instead of memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
+
+# Benchmarks only: report each response's SQL query count in an X-Query-Count header.
+if env_bool("QUERY_COUNT_HEADER", False):
+    MIDDLEWARE.insert(0, "redteam.middleware.QueryCountHeaderMiddleware")

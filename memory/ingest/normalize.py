@@ -197,7 +197,7 @@ def normalize_piece(
     problems: list[Problem] = []
     r = Reader(data, path, problems)
 
-    role = r.choice("role", ChatMessageRole.values, r.raw("role"), default=None)
+    role = r.choice("role", ChatMessageRole, r.raw("role"), default=None)
     if data.get("role") is None:
         r.problem("role", "is required")
     conversation_id = r.text("conversation_id", default=default_conversation_id)
@@ -212,6 +212,7 @@ def normalize_piece(
     if data.get("sequence") is None:
         r.problem("sequence", "is required")
     original_value = r.text("original_value", required=True)
+    r.raw("media")  # Redline's read output (download links); not client data
 
     attack_key, attack_raw = r.first("attack_identifier", "orchestrator_identifier")
     originator = r.raw("originator")
@@ -226,14 +227,14 @@ def normalize_piece(
         original_value=original_value or "",
         original_value_data_type=r.choice(
             "original_value_data_type",
-            PromptDataType.values,
+            PromptDataType,
             r.raw("original_value_data_type"),
             default=PromptDataType.TEXT,
         ),
         converted_value=r.text("converted_value"),
         converted_value_data_type=r.choice(
             "converted_value_data_type",
-            PromptDataType.values,
+            PromptDataType,
             r.raw("converted_value_data_type"),
             default=None,
         ),
@@ -249,13 +250,11 @@ def normalize_piece(
         scorer_identifier=r.identifier("scorer_identifier"),
         response_error=r.choice(
             "response_error",
-            PromptResponseError.values,
+            PromptResponseError,
             r.raw("response_error"),
             default=PromptResponseError.NONE,
         ),
-        originator=r.choice(
-            "originator", Originator.values, originator, default=Originator.UNDEFINED
-        ),
+        originator=r.choice("originator", Originator, originator, default=Originator.UNDEFINED),
         original_prompt_id=r.uuid("original_prompt_id"),
         pyrit_version=r.text("pyrit_version", default="") or "",
         **spec_kwargs,
@@ -308,10 +307,10 @@ def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Proble
     problems: list[Problem] = []
     r = Reader(data, path, problems)
 
-    score_type = r.choice("score_type", ScoreType.values, r.raw("score_type"), default=None)
+    score_type = r.choice("score_type", ScoreType, r.raw("score_type"), default=None)
     if data.get("score_type") is None:
         r.problem("score_type", "is required")
-    status = r.choice("status", ScoreStatus.values, r.raw("status"), default=ScoreStatus.COMPLETE)
+    status = r.choice("status", ScoreStatus, r.raw("status"), default=ScoreStatus.COMPLETE)
     value = r.raw("score_value")
     if isinstance(value, int | float) and not isinstance(value, bool):
         value = str(value)
@@ -355,9 +354,7 @@ def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Proble
         else:
             scorable = dict(scorable)
             sub = Reader(scorable, r.at("scorable"), problems)
-            sub.choice(
-                "scorable_type", ScorableType.values, scorable.get("scorable_type"), default=None
-            )
+            sub.choice("scorable_type", ScorableType, scorable.get("scorable_type"), default=None)
 
     kwargs: dict[str, Any] = {}
     score_id = r.uuid("id")
@@ -447,7 +444,7 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
         ref_id = sub.text("conversation_id", required=True)
         ref_type = sub.choice(
             "conversation_type",
-            ConversationType.values,
+            ConversationType,
             sub.raw("conversation_type"),
             default=ConversationType.ADVERSARIAL,
         )
@@ -494,9 +491,7 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
         last_score_id=_ref_id(last_score, "last_score", r),
         executed_turns=r.integer("executed_turns") or 0,
         execution_time_ms=r.integer("execution_time_ms") or 0,
-        outcome=r.choice(
-            "outcome", AttackOutcome.values, outcome, default=AttackOutcome.UNDETERMINED
-        ),
+        outcome=r.choice("outcome", AttackOutcome, outcome, default=AttackOutcome.UNDETERMINED),
         outcome_reason=r.text("outcome_reason"),
         related_conversations=related,
         metadata=r.mapping("metadata"),
@@ -549,7 +544,7 @@ def normalize_conversation(
         sub.integer("sequence", default=None)
         if item.get("sequence") is None:
             sub.problem("sequence", "is required")
-        sub.choice("reason", ConversationRetryReason.values, item.get("reason"), default=None)
+        sub.choice("reason", ConversationRetryReason, item.get("reason"), default=None)
         retries.append(dict(item))
     if conversation_id is None:
         return None, problems

@@ -54,6 +54,7 @@ def normalize_seed(data: Any, path: str) -> tuple[SeedSpec | None, list[Problem]
     problems: list[Problem] = []
     r = Reader(data, path, problems)
     value = r.text("value", required=True)
+    r.raw("media")  # Redline's read output (download links); not client data
 
     seed_type = r.raw("seed_type")
     seed_class = r.raw("seed_class")
@@ -61,7 +62,7 @@ def normalize_seed(data: Any, path: str) -> tuple[SeedSpec | None, list[Problem]
         seed_type = _SEED_CLASSES.get(seed_class)
         if seed_type is None:
             r.problem("seed_class", f"unknown seed class {seed_class!r}")
-    seed_type = r.choice("seed_type", SeedType.values, seed_type, default=SeedType.PROMPT)
+    seed_type = r.choice("seed_type", SeedType, seed_type, default=SeedType.PROMPT)
     is_simulation = seed_type == SeedType.SIMULATED_CONVERSATION
 
     kwargs: dict[str, Any] = {}
@@ -83,7 +84,7 @@ def normalize_seed(data: Any, path: str) -> tuple[SeedSpec | None, list[Problem]
         value=value or "",
         seed_type=seed_type,
         data_type=r.choice(
-            "data_type", PromptDataType.values, r.raw("data_type"), default=PromptDataType.TEXT
+            "data_type", PromptDataType, r.raw("data_type"), default=PromptDataType.TEXT
         ),
         value_sha256=r.text("value_sha256"),
         name=r.text("name"),
@@ -98,7 +99,7 @@ def normalize_seed(data: Any, path: str) -> tuple[SeedSpec | None, list[Problem]
         metadata=r.mapping("metadata"),
         prompt_group_id=r.uuid("prompt_group_id"),
         sequence=r.integer("sequence") or 0,
-        role=r.choice("role", ChatMessageRole.values, r.raw("role"), default=None),
+        role=r.choice("role", ChatMessageRole, r.raw("role"), default=None),
         parameters=r.strings("parameters"),
         is_general_technique=general,
         response_json_schema=dict(schema) if schema is not None else None,
@@ -124,6 +125,8 @@ def normalize_seed(data: Any, path: str) -> tuple[SeedSpec | None, list[Problem]
 def normalize_seed_group(data: Any, path: str) -> tuple[NormalizedSeedGroup | None, list[Problem]]:
     """Normalise a ``SeedGroup`` dump ``{"seeds": [...]}`` (1.1.0) or a bare list of seeds.
 
+    Redline's own read output adds ``id`` (the ``prompt_group_id``), ``kind`` and ``alias``.
+
     PyRIT's group rules (§8.5) are checked later, on the seeds as stored together.
     """
     if isinstance(data, list):
@@ -144,6 +147,14 @@ def normalize_seed_group(data: Any, path: str) -> tuple[NormalizedSeedGroup | No
         if seed is not None:
             seeds.append(seed)
             paths.append(item_path)
+    group_id = r.uuid("id")
+    if group_id is not None:
+        for seed in seeds:
+            if seed.prompt_group_id is None:
+                seed.prompt_group_id = group_id
+            elif seed.prompt_group_id != group_id:
+                r.problem("id", f"differs from a seed's prompt_group_id {seed.prompt_group_id}")
+    r.raw("kind")  # Redline's read output; derived from the seeds again on the way in
     alias = r.text("alias") or next(
         (s.extra.get("prompt_group_alias") for s in seeds if s.extra.get("prompt_group_alias")),
         None,
@@ -210,7 +221,7 @@ def normalize_scenario_result(
         objective_target_identifier=r.identifier("objective_target_identifier"),
         objective_scorer_identifier=r.identifier("objective_scorer_identifier"),
         scenario_run_state=r.choice(
-            "scenario_run_state", ScenarioRunState.values, state, default=ScenarioRunState.CREATED
+            "scenario_run_state", ScenarioRunState, state, default=ScenarioRunState.CREATED
         ),
         labels=r.mapping("labels"),
         number_tries=r.integer("number_tries") or 0,

@@ -6,6 +6,7 @@ Shared by the normalisers of memory and seed objects (``memory.ingest.normalize`
 
 from __future__ import annotations
 
+import functools
 import re
 import uuid
 from collections.abc import Mapping
@@ -97,11 +98,13 @@ class Reader:
             return []
         return list(value)
 
-    def choice(self, key: str, allowed: list[str], value: Any, *, default: str | None) -> Any:
+    def choice(self, key: str, allowed: Any, value: Any, *, default: str | None) -> Any:
+        """``value`` if it is one of ``allowed`` (a TextChoices class or a list of values)."""
         if value is None:
             return default
-        if value not in allowed:
-            self.problem(key, f"unknown value {value!r}; expected one of {', '.join(allowed)}")
+        values = choice_values(allowed) if isinstance(allowed, type) else allowed
+        if value not in values:
+            self.problem(key, f"unknown value {value!r}; expected one of {', '.join(values)}")
             return default
         return value
 
@@ -167,6 +170,19 @@ def parse_timestamp(value: Any, path: str, problems: list[Problem]) -> datetime 
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
 
 
+@functools.cache
+def choice_values(choices: type) -> frozenset[str] | tuple[str, ...]:
+    """The values of a TextChoices class, computed once (``.values`` builds a new list)."""
+    return tuple(choices.values)  # type: ignore[attr-defined]
+
+
+# Identifier dicts repeat across the pieces of a batch (one target, a few converters); parsing
+# one is costly (hashing), so parsed identifiers are memoised by their repr. Identifiers are
+# immutable, so sharing them is safe; the cache is bounded.
+_IDENTIFIER_CACHE: dict[str, ComponentIdentifier] = {}
+_IDENTIFIER_CACHE_SIZE = 4096
+
+
 def parse_identifier(value: Any, path: str, problems: list[Problem]) -> ComponentIdentifier | None:
     """``ComponentIdentifier.from_dict`` of a dict; ``None`` and ``{}`` mean no identifier."""
     if value is None or (isinstance(value, Mapping) and not value):
@@ -176,11 +192,19 @@ def parse_identifier(value: Any, path: str, problems: list[Problem]) -> Componen
     if not isinstance(value, Mapping):
         problems.append(Problem(path, f"must be an identifier object, not {type(value).__name__}"))
         return None
+    key = repr(value)
+    cached = _IDENTIFIER_CACHE.get(key)
+    if cached is not None:
+        return cached
     try:
-        return ComponentIdentifier.from_dict(value)
+        identifier = ComponentIdentifier.from_dict(value)
     except (TypeError, ValueError) as exc:
         problems.append(Problem(path, f"invalid identifier: {exc}"))
         return None
+    if len(_IDENTIFIER_CACHE) >= _IDENTIFIER_CACHE_SIZE:
+        _IDENTIFIER_CACHE.clear()
+    _IDENTIFIER_CACHE[key] = identifier
+    return identifier
 
 
 def not_object(data: Any, path: str) -> list[Problem]:

@@ -28,6 +28,7 @@ from django.db.models import Max
 from memory import identifiers as ids
 from memory.choices import is_media_value
 from memory.errors import Problem
+from memory.ingest.bulk import insert_ignore, insert_rows
 from memory.ingest.media_links import MediaIndex
 from memory.ingest.normalize import NormalizedBatch, NormalizedMessage, normalize_batch
 from memory.ingest.seeds_write import SeedPlan
@@ -510,8 +511,8 @@ class _Plan:
     # --- writes -------------------------------------------------------------------------------
 
     def write(self) -> None:
-        batch = self.batch
         self.rows = identifiers_store(identifiers=self._identifiers())
+        self._collect_tags()
         self._write_scenarios()
         self._write_conversations()
         self._write_pieces()
@@ -519,7 +520,36 @@ class _Plan:
         self._write_attacks()
         self._write_tags()
         self.seeds.write()
-        del batch
+
+    def _collect_tags(self) -> None:
+        """Per conversation: the labels, harm categories and earliest time the batch adds.
+
+        New conversations are created with them; stored ones are merged in ``_write_tags``.
+        """
+        self.piece_times: dict[uuid.UUID, datetime] = {}
+        self.started: dict[str, datetime] = {}
+        self.conversation_tags: dict[str, tuple[dict[str, Any], list[str]]] = {}
+
+        def tag(cid: str, labels: dict[str, Any], harms: list[str]) -> None:
+            merged_labels, merged_harms = self.conversation_tags.setdefault(cid, ({}, []))
+            merged_labels.update(labels)
+            merged_harms.extend(h for h in harms if h not in merged_harms)
+
+        now = _now()
+        for piece in self.batch.pieces:
+            spec = piece.spec
+            if spec.id in self.pieces_existing:
+                continue
+            timestamp = self.piece_times[spec.id] = spec.timestamp or now
+            cid = piece.conversation_id
+            if cid not in self.started or timestamp < self.started[cid]:
+                self.started[cid] = timestamp
+            tag(cid, spec.labels, spec.targeted_harm_categories)
+        for spec in self.batch.attack_results:
+            # §9.2: the attack's labels also tag its conversations
+            related = [r.conversation_id for r in spec.related_conversations]
+            for cid in [spec.conversation_id, *related]:
+                tag(cid, spec.labels, spec.targeted_harm_categories)
 
     def _identifiers(self) -> Iterable[ids.ComponentIdentifier | None]:
         batch = self.batch
@@ -543,6 +573,9 @@ class _Plan:
             yield scenario.scenario_identifier
             yield scenario.objective_target_identifier
             yield scenario.objective_scorer_identifier
+
+    def _pk(self, identifier: ids.ComponentIdentifier | None) -> int | None:
+        return None if identifier is None else self.rows[identifier.hash].pk
 
     def _row(self, identifier: ids.ComponentIdentifier | None) -> ComponentIdentifier | None:
         return None if identifier is None else self.rows[identifier.hash]
@@ -584,7 +617,7 @@ class _Plan:
                 self.status[path] = UPDATED
             else:
                 self.status[path] = UNCHANGED
-        ScenarioResult.objects.bulk_create(creates)
+        insert_ignore(creates)
         if updates:
             ScenarioResult.objects.bulk_update(updates, [*fields, "updated_at"])
 
@@ -626,9 +659,13 @@ class _Plan:
         for cid in sorted(new):
             entity = entities.get(cid)
             target = entity.target_identifier if entity else None
+            labels, harms = self.conversation_tags.get(cid, ({}, []))
             creates.append(
                 Conversation(
                     conversation_id=cid,
+                    labels=labels,
+                    targeted_harm_categories=harms,
+                    started_at=self.started.get(cid),
                     target_identifier=self._row(target or piece_targets.get(cid)),
                     retries=entity.retries if entity else [],
                     extra=entity.extra if entity else {},
@@ -638,12 +675,12 @@ class _Plan:
                 )
             )
         # Another writer may create the same conversation concurrently: theirs is kept.
-        Conversation.objects.bulk_create(creates, ignore_conflicts=True)
+        insert_ignore(creates)
         if creates:
             self.existing_conversations.update(
                 {c.conversation_id: c for c in Conversation.objects.filter(conversation_id__in=new)}
             )
-        created = set(new)
+        created = self.created_conversations = set(new)
         self.implicit_conversations = len(created - set(entities))
         self.dirty_conversations: dict[str, set[str]] = defaultdict(set)
         for cid, target in piece_targets.items():
@@ -678,7 +715,8 @@ class _Plan:
             for m in batch.messages
             if (m.conversation_id, m.sequence) not in self.messages_existing
         ]
-        Message.objects.bulk_create(
+        new_keys = {(m.conversation_id, m.sequence) for m in new_messages}
+        insert_ignore(
             [
                 Message(
                     conversation=self.existing_conversations[m.conversation_id],
@@ -686,8 +724,7 @@ class _Plan:
                     role=m.role,
                 )
                 for m in new_messages
-            ],
-            ignore_conflicts=True,
+            ]
         )
         if new_messages:
             conversation_pks = {
@@ -704,7 +741,7 @@ class _Plan:
         reused = {
             self.messages_existing[(m.conversation_id, m.sequence)][0]
             for m in batch.messages
-            if m not in new_messages
+            if (m.conversation_id, m.sequence) not in new_keys
             and any(p.spec.id not in self.pieces_existing for p in m.pieces)
         }
         next_position: dict[int, int] = defaultdict(int)
@@ -724,8 +761,6 @@ class _Plan:
             for value, data_type, sha in _media_values(p.spec)
         )
         pieces, links = [], []
-        self.started: dict[str, datetime] = {}
-        self.conversation_tags: dict[str, tuple[dict[str, Any], list[str]]] = {}
         for message in batch.messages:
             message_id = self.messages_existing[(message.conversation_id, message.sequence)][0]
             for piece in message.pieces:
@@ -736,24 +771,18 @@ class _Plan:
                 next_position[message_id] += 1
                 pieces.append(self._piece(spec, message_id, position, media))
                 links.extend(
-                    PieceConverter(piece_id=spec.id, position=i, identifier=self.rows[conv.hash])
+                    {"piece_id": spec.id, "position": i, "identifier_id": self.rows[conv.hash].pk}
                     for i, conv in enumerate(spec.converter_identifiers)
                 )
                 self.status[piece.path] = CREATED
-                cid = message.conversation_id
-                timestamp = pieces[-1].timestamp
-                if cid not in self.started or timestamp < self.started[cid]:
-                    self.started[cid] = timestamp
-                labels, harms = self.conversation_tags.setdefault(cid, ({}, []))
-                labels.update(spec.labels)
-                harms.extend(h for h in spec.targeted_harm_categories if h not in harms)
         # A concurrent writer may insert the same piece: the first one is kept (immutable).
-        MessagePiece.objects.bulk_create(pieces, ignore_conflicts=True)
-        PieceConverter.objects.bulk_create(links, ignore_conflicts=True)
+        insert_rows(MessagePiece, pieces)
+        insert_rows(PieceConverter, links)
 
     def _piece(
         self, spec: PieceSpec, message_id: int, position: int, media: MediaIndex
-    ) -> MessagePiece:
+    ) -> dict[str, Any]:
+        """The row of a new piece (a dict of column values, for ``insert_rows``)."""
         converted, converted_type = _converted(spec)
         original_blob = converted_blob = None
         if spec.original_media is not None:
@@ -778,26 +807,26 @@ class _Plan:
             original_blob = media.find(spec.original_value, original_sha)
         if converted_is_media and converted_blob is None:
             converted_blob = media.find(converted, converted_sha)
-        return MessagePiece(
+        return dict(
             id=spec.id,
             message_id=message_id,
             position=position,
-            timestamp=spec.timestamp or _now(),
+            timestamp=self.piece_times[spec.id],
             labels=spec.labels,
             prompt_metadata=spec.prompt_metadata,
             targeted_harm_categories=spec.targeted_harm_categories,
-            prompt_target_identifier=self._row(spec.prompt_target_identifier),
-            attack_identifier=self._row(spec.attack_identifier),
-            scorer_identifier=self._row(spec.scorer_identifier),
+            prompt_target_identifier_id=self._pk(spec.prompt_target_identifier),
+            attack_identifier_id=self._pk(spec.attack_identifier),
+            scorer_identifier_id=self._pk(spec.scorer_identifier),
             original_value=spec.original_value,
             original_value_data_type=spec.original_value_data_type,
             original_value_sha256=original_sha,
-            original_media=original_blob,
+            original_media_id=original_blob.pk if original_blob else None,
             original_media_key=media_key(spec.original_value) if original_is_media else "",
             converted_value=converted,
             converted_value_data_type=converted_type,
             converted_value_sha256=converted_sha,
-            converted_media=converted_blob,
+            converted_media_id=converted_blob.pk if converted_blob else None,
             converted_media_key=media_key(converted) if converted_is_media else "",
             response_error=spec.response_error,
             originator=spec.originator,
@@ -812,7 +841,7 @@ class _Plan:
             if spec.id in self.scores_existing:
                 continue
             creates.append(
-                Score(
+                dict(
                     id=spec.id,
                     score_value=spec.score_value,
                     numeric_value=score_numeric_value(spec.score_type, spec.score_value),
@@ -821,7 +850,7 @@ class _Plan:
                     score_category=spec.score_category,
                     score_rationale=spec.score_rationale,
                     score_metadata=spec.score_metadata,
-                    scorer_class_identifier=self.rows[spec.scorer_class_identifier.hash],
+                    scorer_class_identifier_id=self.rows[spec.scorer_class_identifier.hash].pk,
                     message_piece_id=spec.message_piece_id,
                     timestamp=spec.timestamp or _now(),
                     objective=spec.objective,
@@ -832,7 +861,7 @@ class _Plan:
                 )
             )
             self.status[self.batch.path_of(spec)] = CREATED
-        Score.objects.bulk_create(creates, ignore_conflicts=True)
+        insert_rows(Score, creates)
 
     _ATTACK_FIELDS = (
         "conversation",
@@ -928,21 +957,13 @@ class _Plan:
                 )
                 if existing is not None and self.status[path] == UNCHANGED:
                     self.status[path] = UPDATED
-            # §9.2: the attack's labels also tag its conversations
-            for cid in [
-                spec.conversation_id,
-                *(r.conversation_id for r in spec.related_conversations),
-            ]:
-                labels, harms = self.conversation_tags.setdefault(cid, ({}, []))
-                labels.update(spec.labels)
-                harms.extend(h for h in spec.targeted_harm_categories if h not in harms)
-        AttackResult.objects.bulk_create(creates, ignore_conflicts=True)
+        insert_ignore(creates)
         if updates:
             AttackResult.objects.bulk_update(
                 updates,
                 [name.removesuffix("_id") for name in self._ATTACK_FIELDS] + ["updated_at"],
             )
-        RelatedConversation.objects.bulk_create(related, ignore_conflicts=True)
+        insert_ignore(related)
 
     def _write_tags(self) -> None:
         """Merge labels / harm categories into conversations and keep both indexes in step."""
@@ -951,6 +972,9 @@ class _Plan:
         conv_harms: dict[int, list[str]] = {}
         for cid, (labels, harms) in self.conversation_tags.items():
             row = self.existing_conversations[cid]
+            if cid in self.created_conversations:
+                conv_labels[row.pk], conv_harms[row.pk] = labels, harms
+                continue
             merged_labels = {**row.labels, **labels}
             merged_harms = row.targeted_harm_categories + [
                 h for h in harms if h not in row.targeted_harm_categories
@@ -962,6 +986,8 @@ class _Plan:
                 conv_harms[row.pk] = harms
         for cid, timestamp in self.started.items():
             row = self.existing_conversations[cid]
+            if cid in self.created_conversations:
+                continue
             if row.started_at is None or timestamp < row.started_at:
                 row.started_at = timestamp
                 self.dirty_conversations[cid].add("started_at")
@@ -1063,7 +1089,7 @@ def _label_rows(pairs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """Ids of the label rows for ``pairs``, inserting new ones (two statements, or none)."""
     if not pairs:
         return {}
-    Label.objects.bulk_create([Label(key=k, value=v) for k, v in pairs], ignore_conflicts=True)
+    insert_ignore([Label(key=k, value=v) for k, v in pairs])
     keys = {k for k, _ in pairs}
     return {
         (k, v): pk
@@ -1075,7 +1101,7 @@ def _label_rows(pairs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
 def _harm_rows(names: set[str]) -> dict[str, int]:
     if not names:
         return {}
-    HarmCategory.objects.bulk_create([HarmCategory(name=n) for n in names], ignore_conflicts=True)
+    insert_ignore([HarmCategory(name=n) for n in names])
     return dict(HarmCategory.objects.filter(name__in=names).values_list("name", "id"))
 
 
@@ -1086,4 +1112,4 @@ def _link(through: Any, owner: str, target: str, owners: dict[Any, Any], targets
         for target_pk in set(targets(values))
     ]
     if rows:
-        through.objects.bulk_create(rows, ignore_conflicts=True)
+        insert_ignore(rows)

@@ -1,0 +1,211 @@
+"""Ingestion benchmark: a real gunicorn server, a real token, batches of PyRIT JSON over HTTP.
+
+Posts 10,000 pieces with 10,000 scores and 1,000 attack results in batches of 1,000 pieces,
+then posts the same batches again, and prints pieces/s and SQL statements per batch for both
+passes, on SQLite and (when reachable) PostgreSQL. Usage::
+
+    .venv/bin/python bench/ingest.py                    # both databases
+    .venv/bin/python bench/ingest.py --databases sqlite --batches 5 --batch-pieces 500
+
+Figures and the machine they came from are recorded in docs/performance.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from bench.payloads import batch  # noqa: E402
+
+PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        env=env,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return result.stdout.strip()
+
+
+def _pg_database(name: str, *, drop: bool) -> str | None:
+    """Create (or drop) a scratch PostgreSQL database; None when PostgreSQL is unreachable."""
+    try:
+        import psycopg
+
+        with psycopg.connect(PG_URL, autocommit=True, connect_timeout=3) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+            if not drop:
+                conn.execute(f'CREATE DATABASE "{name}"')
+    except Exception as exc:
+        print(f"PostgreSQL unavailable ({exc}); skipped", file=sys.stderr)
+        return None
+    return PG_URL.rsplit("/", 1)[0] + f"/{name}"
+
+
+def _wait(port: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("gunicorn exited early")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("gunicorn did not come up")
+
+
+def run(database: str, bodies: list[bytes], pieces_per_batch: int, workers: int) -> list[dict]:
+    """Start a server on ``database`` and time both passes; returns one row per pass."""
+    with tempfile.TemporaryDirectory(prefix="redline-bench-") as tmp:
+        env = {
+            **os.environ,
+            "REDLINE_VAR_DIR": tmp,
+            "DEBUG": "0",
+            "SECRET_KEY": "bench-only-" + "x" * 50,
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "SECURE_SSL_REDIRECT": "0",
+            "QUERY_COUNT_HEADER": "1",
+            "LOG_LEVEL": "WARNING",
+        }
+        pg_name = f"redline_bench_{os.getpid()}"
+        if database == "sqlite":
+            env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
+        else:
+            url = _pg_database(pg_name, drop=False)
+            if url is None:
+                return []
+            env["DATABASE_URL"] = url
+        try:
+            _manage(env, "migrate", "--verbosity", "0")
+            _manage(
+                env,
+                "shell",
+                "-c",
+                "from django.contrib.auth.models import Group, User; "
+                "u = User.objects.create_user('bench'); "
+                "u.groups.add(Group.objects.get(name='ingest'))",
+            )
+            token = _manage(env, "create_api_token", "bench", "--scope", "ingest")
+            port = _free_port()
+            server = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "redteam.wsgi",
+                    "--bind",
+                    f"127.0.0.1:{port}",
+                    "--workers",
+                    str(workers),
+                    "--timeout",
+                    "600",
+                    "--log-level",
+                    "warning",
+                ],
+                env=env,
+                cwd=ROOT,
+            )
+            try:
+                _wait(port, server)
+                return [
+                    _pass(port, token, bodies, pieces_per_batch, label)
+                    for label in ("first", "re-post")
+                ]
+            finally:
+                server.terminate()
+                server.wait(timeout=30)
+        finally:
+            if database != "sqlite":
+                _pg_database(pg_name, drop=True)
+
+
+def _pass(port: int, token: str, bodies: list[bytes], pieces_per_batch: int, label: str) -> dict:
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    seconds, queries, counts = [], [], {"created": 0, "unchanged": 0, "updated": 0}
+    for body in bodies:
+        started = time.perf_counter()
+        conn.request("POST", "/api/v1/ingest/", body=body, headers=headers)
+        response = conn.getresponse()
+        payload = response.read()
+        seconds.append(time.perf_counter() - started)
+        if response.status != 200:
+            raise RuntimeError(f"HTTP {response.status}: {payload[:500]!r}")
+        queries.append(int(response.getheader("X-Query-Count", "0")))
+        for key in counts:
+            counts[key] += json.loads(payload)["counts"]["message_pieces"][key]
+    total = sum(seconds)
+    pieces = pieces_per_batch * len(bodies)
+    return {
+        "pass": label,
+        "pieces": pieces,
+        "seconds": total,
+        "pieces_per_s": pieces / total,
+        "batch_ms_median": statistics.median(seconds) * 1000,
+        "queries": sorted(set(queries)),
+        "pieces_created": counts["created"],
+        "pieces_unchanged": counts["unchanged"],
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--databases", default="sqlite,postgres")
+    parser.add_argument("--batches", type=int, default=10)
+    parser.add_argument("--batch-pieces", type=int, default=1000, help="pieces per batch")
+    parser.add_argument("--workers", type=int, default=2, help="gunicorn workers")
+    args = parser.parse_args()
+    turns = 10
+    conversations = args.batch_pieces // turns
+    bodies = [
+        json.dumps(batch(i, conversations=conversations, turns=turns)).encode()
+        for i in range(args.batches)
+    ]
+    print(
+        f"{args.batches} batches × ({args.batch_pieces} pieces + {args.batch_pieces} scores + "
+        f"{conversations} attack results), {sum(map(len, bodies)) / 1e6:.1f} MB of JSON; "
+        f"gunicorn with {args.workers} workers; {os.cpu_count()} CPUs"
+    )
+    print(
+        f"{'database':<10} {'pass':<8} {'pieces/s':>9} {'median batch':>13} {'queries/batch':>14}"
+    )
+    for database in args.databases.split(","):
+        for row in run(database, bodies, args.batch_pieces, args.workers):
+            queries = "–".join(map(str, (row["queries"][0], row["queries"][-1])))
+            if len(row["queries"]) == 1:
+                queries = str(row["queries"][0])
+            print(
+                f"{database:<10} {row['pass']:<8} {row['pieces_per_s']:>9.0f} "
+                f"{row['batch_ms_median']:>10.0f} ms {queries:>14}"
+                f"   (created {row['pieces_created']}, unchanged {row['pieces_unchanged']})"
+            )
+
+
+if __name__ == "__main__":
+    main()

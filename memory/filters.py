@@ -1,0 +1,378 @@
+"""Filtersets of the memory models: one per model, shared by the API and (later) the pages.
+
+Parameter names are the same on every endpoint that has the field: ``labels=key:value`` and
+``harm_category`` (both repeatable, ANDed), ``timestamp_after`` / ``timestamp_before``
+(ISO-8601, inclusive), ``identifier`` / ``eval_hash`` (64-hex hashes) and ``q``. A value that
+does not parse is a 400 naming the parameter, never an empty result.
+
+``q`` is a plain case-insensitive substring match (SQL ``LIKE``) over the main text fields
+listed on each filterset; it scans, so narrow by an indexed filter (time range, conversation,
+labels) on large memories.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import django_filters
+from django import forms
+from django.db import connections
+from django.db.models import Exists, OuterRef, Q, QuerySet
+
+from memory.choices import (
+    AttackOutcome,
+    ChatMessageRole,
+    PromptDataType,
+    PromptResponseError,
+    ScoreStatus,
+    ScoreType,
+)
+from memory.models import (
+    AttackResult,
+    ComponentIdentifier,
+    Conversation,
+    MessagePiece,
+    PieceConverter,
+    Score,
+)
+
+_HASH_RE = re.compile(r"^[0-9a-fA-F]{64}$")
+
+
+# --- form fields and filters shared by every filterset ------------------------------------------
+
+
+class RepeatedValueField(forms.Field):
+    """A query parameter that may be given several times (``?labels=a:b&labels=c:d``)."""
+
+    widget = forms.MultipleHiddenInput
+
+    def to_python(self, value: Any) -> list[str]:
+        if value in (None, "", []):
+            return []
+        values = value if isinstance(value, list | tuple) else [value]
+        return [str(v) for v in values if str(v) != ""]
+
+
+class LabelPairsField(RepeatedValueField):
+    """``key:value`` pairs; the value may itself contain colons."""
+
+    def to_python(self, value: Any) -> list[tuple[str, str]]:
+        pairs = []
+        for item in super().to_python(value):
+            key, sep, label_value = item.partition(":")
+            if not sep or not key:
+                raise forms.ValidationError(
+                    f"{item!r} is not a label filter; expected key:value, e.g. operator:alice"
+                )
+            pairs.append((key, label_value))
+        return pairs
+
+
+class HashField(forms.CharField):
+    """A 64-hex identifier hash (any case in, lower case out)."""
+
+    def to_python(self, value: Any) -> str:
+        value = super().to_python(value).strip()
+        if value and not _HASH_RE.match(value):
+            raise forms.ValidationError(f"{value!r} is not a hash; expected 64 hex characters")
+        return value.lower()
+
+
+class RepeatedFilter(django_filters.Filter):
+    """A filter whose parameter may repeat; the value is a list of strings (use ``method``)."""
+
+    field_class = RepeatedValueField
+
+
+class LabelsFilter(django_filters.Filter):
+    """``labels=key:value``, repeatable, all required: one indexed join per pair.
+
+    ``field_name`` is the path to a ``Label`` many-to-many (``label_index``). Each pair is its
+    own ``filter()`` call, so each gets its own join and matches exactly one label row: no
+    duplicate rows, and AND semantics.
+    """
+
+    field_class = LabelPairsField
+
+    def filter(self, qs: QuerySet, value: list[tuple[str, str]]) -> QuerySet:
+        for key, label_value in value or []:
+            qs = qs.filter(
+                **{f"{self.field_name}__key": key, f"{self.field_name}__value": label_value}
+            )
+        return qs
+
+
+class HarmCategoryFilter(django_filters.Filter):
+    """``harm_category=name``, repeatable, all required (``field_name`` names a HarmCategory)."""
+
+    field_class = RepeatedValueField
+
+    def filter(self, qs: QuerySet, value: list[str]) -> QuerySet:
+        for name in value or []:
+            qs = qs.filter(**{f"{self.field_name}__name": name})
+        return qs
+
+
+class HashFilter(django_filters.CharFilter):
+    """An exact 64-hex hash; anything else is a 400."""
+
+    field_class = HashField
+
+
+class JSONListFilter(django_filters.Filter):
+    """A JSON list column holds this string, case-insensitively; repeatable, all required.
+
+    Used where PyRIT keeps a list without an index table (seed harm categories, score
+    categories). The match is a ``LIKE`` on the JSON text for the quoted element, so
+    ``"hate"`` does not match ``"hate_speech"``; it scans the table.
+    """
+
+    field_class = RepeatedValueField
+
+    def filter(self, qs: QuerySet, value: list[str]) -> QuerySet:
+        for item in value or []:
+            qs = qs.filter(json_list_has(qs, self.field_name, item))
+        return qs
+
+
+def json_list_has(qs: QuerySet, field: str, item: str) -> Q:
+    """A ``Q`` matching rows whose JSON list ``field`` contains the string ``item``.
+
+    SQLite keeps Django's ``json.dumps`` text (non-ASCII escaped); PostgreSQL's ``jsonb``
+    prints characters as they are, hence the vendor switch for the quoted needle.
+    """
+    ascii_only = connections[qs.db].vendor != "postgresql"
+    return Q(**{f"{field}__icontains": json.dumps(item, ensure_ascii=ascii_only)})
+
+
+def text_search(qs: QuerySet, fields: tuple[str, ...], value: str) -> QuerySet:
+    """``q``: rows where any of ``fields`` contains ``value`` (case-insensitive)."""
+    value = value.strip()
+    if not value:
+        return qs
+    match = Q()
+    for field in fields:
+        match |= Q(**{f"{field}__icontains": value})
+    return qs.filter(match)
+
+
+# --- filtersets ---------------------------------------------------------------------------------
+
+
+class ConversationFilter(django_filters.FilterSet):
+    """Conversations. ``q`` matches the original or converted value of any of their pieces."""
+
+    conversation_id = django_filters.CharFilter()
+    labels = LabelsFilter(field_name="label_index")
+    harm_category = HarmCategoryFilter(field_name="harm_category_index")
+    target_class = django_filters.CharFilter(field_name="target_identifier__class_name")
+    target_model = django_filters.CharFilter(field_name="target_identifier__params__model_name")
+    identifier = HashFilter(field_name="target_identifier__hash")
+    attack_class = django_filters.CharFilter(method="filter_attack_class")
+    outcome = django_filters.MultipleChoiceFilter(
+        choices=AttackOutcome.choices, method="filter_outcome"
+    )
+    timestamp_after = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
+    timestamp_before = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lte")
+    q = django_filters.CharFilter(method="filter_q")
+
+    class Meta:
+        model = Conversation
+        fields: list[str] = []
+
+    def filter_attack_class(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        """Conversations that are the main conversation of an attack of this class."""
+        attacks = AttackResult.objects.filter(
+            conversation=OuterRef("pk"), attack_identifier__class_name=value
+        )
+        return qs.filter(Exists(attacks))
+
+    def filter_outcome(self, qs: QuerySet, name: str, value: list[str]) -> QuerySet:
+        """Conversations that are the main conversation of an attack with one of these outcomes."""
+        if not value:
+            return qs
+        attacks = AttackResult.objects.filter(conversation=OuterRef("pk"), outcome__in=value)
+        return qs.filter(Exists(attacks))
+
+    def filter_q(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        pieces = text_search(
+            MessagePiece.objects.filter(message__conversation=OuterRef("pk")),
+            ("original_value", "converted_value"),
+            value,
+        )
+        return qs.filter(Exists(pieces)) if value.strip() else qs
+
+
+class MessagePieceFilter(django_filters.FilterSet):
+    """Message pieces. Labels and harm categories are those of the piece's conversation.
+
+    ``data_type`` matches the original or the converted type; ``identifier`` / ``eval_hash``
+    match any identifier of the piece (target, attack, scorer or a converter);
+    ``scorer_class`` keeps pieces scored by that scorer. ``q``: original or converted value.
+    """
+
+    conversation_id = django_filters.CharFilter(field_name="message__conversation__conversation_id")
+    role = django_filters.MultipleChoiceFilter(
+        field_name="message__role", choices=ChatMessageRole.choices
+    )
+    data_type = django_filters.MultipleChoiceFilter(
+        choices=PromptDataType.choices, method="filter_data_type"
+    )
+    original_value_data_type = django_filters.MultipleChoiceFilter(choices=PromptDataType.choices)
+    converted_value_data_type = django_filters.MultipleChoiceFilter(choices=PromptDataType.choices)
+    response_error = django_filters.MultipleChoiceFilter(choices=PromptResponseError.choices)
+    labels = LabelsFilter(field_name="message__conversation__label_index")
+    harm_category = HarmCategoryFilter(field_name="message__conversation__harm_category_index")
+    attack_class = django_filters.CharFilter(field_name="attack_identifier__class_name")
+    target_class = django_filters.CharFilter(field_name="prompt_target_identifier__class_name")
+    target_model = django_filters.CharFilter(
+        field_name="prompt_target_identifier__params__model_name"
+    )
+    converter_class = django_filters.CharFilter(method="filter_converter_class")
+    scorer_class = django_filters.CharFilter(method="filter_scorer_class")
+    identifier = HashFilter(method="filter_identifier")
+    eval_hash = HashFilter(method="filter_eval_hash")
+    original_prompt_id = django_filters.UUIDFilter()
+    timestamp_after = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
+    timestamp_before = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
+    q = django_filters.CharFilter(method="filter_q")
+
+    class Meta:
+        model = MessagePiece
+        fields: list[str] = []
+
+    def filter_data_type(self, qs: QuerySet, name: str, value: list[str]) -> QuerySet:
+        if not value:
+            return qs
+        return qs.filter(
+            Q(original_value_data_type__in=value) | Q(converted_value_data_type__in=value)
+        )
+
+    def filter_converter_class(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        links = PieceConverter.objects.filter(piece=OuterRef("pk"), identifier__class_name=value)
+        return qs.filter(Exists(links))
+
+    def filter_scorer_class(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        scores = Score.objects.filter(
+            message_piece_id=OuterRef("original_prompt_id"),
+            scorer_class_identifier__class_name=value,
+        )
+        return qs.filter(Exists(scores))
+
+    def _any_identifier(self, qs: QuerySet, lookup: str, value: str) -> QuerySet:
+        links = PieceConverter.objects.filter(
+            piece=OuterRef("pk"), **{f"identifier__{lookup}": value}
+        )
+        return qs.filter(
+            Q(**{f"prompt_target_identifier__{lookup}": value})
+            | Q(**{f"attack_identifier__{lookup}": value})
+            | Q(**{f"scorer_identifier__{lookup}": value})
+            | Exists(links)
+        )
+
+    def filter_identifier(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        return self._any_identifier(qs, "hash", value) if value else qs
+
+    def filter_eval_hash(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        return self._any_identifier(qs, "eval_hash", value) if value else qs
+
+    def filter_q(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        return text_search(qs, ("original_value", "converted_value"), value)
+
+
+class ScoreFilter(django_filters.FilterSet):
+    """Scores. ``score_value_min`` / ``_max`` bound the value as a number (true = 1, false = 0);
+    ``conversation_id`` keeps scores of that conversation's pieces; ``q``: rationale or
+    objective.
+    """
+
+    conversation_id = django_filters.CharFilter(method="filter_conversation_id")
+    message_piece_id = django_filters.UUIDFilter()
+    score_type = django_filters.MultipleChoiceFilter(choices=ScoreType.choices)
+    status = django_filters.MultipleChoiceFilter(choices=ScoreStatus.choices)
+    score_value_min = django_filters.NumberFilter(field_name="numeric_value", lookup_expr="gte")
+    score_value_max = django_filters.NumberFilter(field_name="numeric_value", lookup_expr="lte")
+    score_category = JSONListFilter(field_name="score_category")
+    scorer_class = django_filters.CharFilter(field_name="scorer_class_identifier__class_name")
+    identifier = HashFilter(field_name="scorer_class_identifier__hash")
+    eval_hash = HashFilter(field_name="scorer_class_identifier__eval_hash")
+    timestamp_after = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
+    timestamp_before = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
+    q = django_filters.CharFilter(method="filter_q")
+
+    class Meta:
+        model = Score
+        fields: list[str] = []
+
+    def filter_conversation_id(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        pieces = MessagePiece.objects.filter(message__conversation__conversation_id=value)
+        return qs.filter(message_piece_id__in=pieces.values("original_prompt_id"))
+
+    def filter_q(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        return text_search(qs, ("score_rationale", "objective"), value)
+
+
+class AttackResultFilter(django_filters.FilterSet):
+    """Attack results. ``target_class`` / ``target_model`` are those of the main conversation;
+    ``identifier`` / ``eval_hash`` match the attack or the atomic-attack identifier;
+    ``scorer_class`` is the scorer of the last score. ``q``: the objective.
+    """
+
+    conversation_id = django_filters.CharFilter(field_name="conversation__conversation_id")
+    outcome = django_filters.MultipleChoiceFilter(choices=AttackOutcome.choices)
+    labels = LabelsFilter(field_name="label_index")
+    harm_category = HarmCategoryFilter(field_name="harm_category_index")
+    attack_class = django_filters.CharFilter(field_name="attack_identifier__class_name")
+    target_class = django_filters.CharFilter(
+        field_name="conversation__target_identifier__class_name"
+    )
+    target_model = django_filters.CharFilter(
+        field_name="conversation__target_identifier__params__model_name"
+    )
+    scorer_class = django_filters.CharFilter(
+        field_name="last_score__scorer_class_identifier__class_name"
+    )
+    identifier = HashFilter(method="filter_identifier")
+    eval_hash = HashFilter(method="filter_eval_hash")
+    timestamp_after = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
+    timestamp_before = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
+    q = django_filters.CharFilter(method="filter_q")
+
+    class Meta:
+        model = AttackResult
+        fields: list[str] = []
+
+    def filter_identifier(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        if not value:
+            return qs
+        return qs.filter(Q(attack_identifier__hash=value) | Q(atomic_attack_identifier__hash=value))
+
+    def filter_eval_hash(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        if not value:
+            return qs
+        return qs.filter(
+            Q(attack_identifier__eval_hash=value) | Q(atomic_attack_identifier__eval_hash=value)
+        )
+
+    def filter_q(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        return text_search(qs, ("objective",), value)
+
+
+class ComponentIdentifierFilter(django_filters.FilterSet):
+    """Identifiers by class, module and hashes. ``q``: class name or module."""
+
+    class_name = django_filters.CharFilter()
+    class_module = django_filters.CharFilter()
+    hash = HashFilter()
+    eval_hash = HashFilter()
+    q = django_filters.CharFilter(method="filter_q")
+
+    class Meta:
+        model = ComponentIdentifier
+        fields: list[str] = []
+
+    def filter_q(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        return text_search(qs, ("class_name", "class_module"), value)
