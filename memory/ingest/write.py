@@ -129,6 +129,7 @@ def ingest_batch(
     started = time.perf_counter() if started is None else started
     problems = list(problems)
     with transaction.atomic():
+        _serialise_writers()
         work = batch
         while True:
             if partial:
@@ -142,6 +143,21 @@ def ingest_batch(
         if written:
             plan.write()
     return _report(batch, problems, plan if written else None, started, written, partial)
+
+
+# One ingestion writes at a time. SQLite's IMMEDIATE transactions already take the database's
+# write lock at BEGIN; on PostgreSQL a transaction-scoped advisory lock does the same, so the
+# checks read what earlier writers committed (e.g. the pieces already in a message, whose
+# positions a new piece continues) and merged fields are never overwritten by a concurrent
+# writer. Readers are not blocked.
+_INGEST_LOCK_KEY = 0x5265646C696E65  # "Redline"
+
+
+def _serialise_writers() -> None:
+    connection = transaction.get_connection()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_INGEST_LOCK_KEY])
 
 
 # --- reporting --------------------------------------------------------------------------------
