@@ -64,8 +64,10 @@ class LabelPairsField(RepeatedValueField):
         for item in super().to_python(value):
             key, sep, label_value = item.partition(":")
             if not sep or not key:
+                # The value goes in params: error messages are %-formatted with them.
                 raise forms.ValidationError(
-                    f"{item!r} is not a label filter; expected key:value, e.g. operator:alice"
+                    "%(item)r is not a label filter; expected key:value, e.g. operator:alice",
+                    params={"item": item},
                 )
             pairs.append((key, label_value))
         return pairs
@@ -77,7 +79,9 @@ class HashField(forms.CharField):
     def to_python(self, value: Any) -> str:
         value = super().to_python(value).strip()
         if value and not _HASH_RE.match(value):
-            raise forms.ValidationError(f"{value!r} is not a hash; expected 64 hex characters")
+            raise forms.ValidationError(
+                "%(value)r is not a hash; expected 64 hex characters", params={"value": value}
+            )
         return value.lower()
 
 

@@ -650,3 +650,16 @@ def test_piece_detail_query_count(admin_client, memory_world):
     # 7. their children.
     queries, _ = count_queries(admin_client, f"/api/v1/message-pieces/{memory_world.pa_reply.id}/")
     assert queries == 7
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    "query", ["eval_hash=%25zz", "identifier=%25s%25d", "labels=%25(x)s"], ids=["eval", "id", "lbl"]
+)
+def test_percent_signs_in_bad_filter_values_are_a_400(admin_client, query):
+    """Found by schemathesis: a value with % in an error message raised a 500."""
+    assert admin_client.get(f"/api/v1/attack-results/?{query}").status_code == 400
+    for endpoint in ("message-pieces", "scores", "conversations"):
+        # 400 where the endpoint has the filter, 200 where it ignores it; never a 500
+        response = admin_client.get(f"/api/v1/{endpoint}/?{query}")
+        assert response.status_code in (200, 400), (endpoint, response.status_code)
