@@ -72,8 +72,12 @@ case "$cmd" in
     say "Loading demo data (skipped when the database already holds memory)"
     "$VENV/bin/python" manage.py demo --if-empty
     "$VENV/bin/python" manage.py ensure_admin
+    say "Starting the background worker (imports uploaded in the browser)"
+    "$VENV/bin/python" manage.py db_worker &
+    worker=$!
+    trap 'kill "$worker" 2>/dev/null || true' EXIT INT TERM
     say "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
-    exec "$VENV/bin/python" manage.py runserver 127.0.0.1:8000 "$@"
+    "$VENV/bin/python" manage.py runserver 127.0.0.1:8000 "$@"
     ;;
   test)
     setup

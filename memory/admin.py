@@ -37,6 +37,8 @@ from memory.models import (
     ComponentIdentifierChild,
     Conversation,
     HarmCategory,
+    HumanVerdict,
+    ImportJob,
     Label,
     MediaBlob,
     MediaLocation,
@@ -916,3 +918,29 @@ class MediaLocationAdmin(LookupAdmin):
     sortable_by = ()
     search_fields = ("key__exact",)
     search_help_text = "An exact file name, e.g. 1732000000000001.png (indexed)."
+
+
+@admin.register(HumanVerdict)
+class HumanVerdictAdmin(LookupAdmin):
+    """Reviewers' verdicts on attacks: an audit trail, recorded from the attack page."""
+
+    list_display = ("created_at", "outcome", "reviewer_name", "attack_result", "reason")
+    list_filter = ("outcome", ("created_at", admin.DateFieldListFilter))
+    list_select_related = ("attack_result",)
+    ordering = ("-created_at",)
+    sortable_by = ("created_at",)
+    search_fields = ("reviewer_name__exact",)
+    search_help_text = "A reviewer's exact username."
+
+
+@admin.register(ImportJob)
+class ImportJobAdmin(LookupAdmin):
+    """Imports of PyRIT databases uploaded in the browser (started from the Imports page)."""
+
+    list_display = ("created_at", "source_name", "status", "size", "created_by", "finished_at")
+    list_filter = ("status", ("created_at", admin.DateFieldListFilter))
+    list_select_related = ("created_by",)
+    ordering = ("-created_at",)
+    sortable_by = ("created_at",)
+    search_fields = ("source_name__icontains",)
+    search_help_text = "Part of the uploaded file's name."

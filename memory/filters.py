@@ -320,13 +320,25 @@ class ScoreFilter(django_filters.FilterSet):
 
 
 class AttackResultFilter(django_filters.FilterSet):
-    """Attack results. ``target_class`` / ``target_model`` are those of the main conversation;
-    ``identifier`` / ``eval_hash`` match the attack or the atomic-attack identifier;
-    ``scorer_class`` is the scorer of the last score. ``q``: the objective.
+    """Attack results: the one filterset behind the API, the attack list and dashboard drill-down.
+
+    ``outcome`` is the automated outcome PyRIT recorded; ``effective_outcome`` is the newest
+    human verdict where one exists, else the automated outcome (what lists show).
+    ``target_*`` are those of the main conversation; ``identifier`` / ``eval_hash`` match the
+    attack or the atomic-attack identifier; ``scorer_*`` is the scorer of the last score;
+    ``converter_class`` matches any converter in the chain of any piece of the main
+    conversation; ``dataset`` is a seed dataset holding a seed whose content hash equals the
+    objective's. ``q``: the objective.
     """
 
     conversation_id = django_filters.CharFilter(field_name="conversation__conversation_id")
     outcome = django_filters.MultipleChoiceFilter(choices=AttackOutcome.choices)
+    effective_outcome = django_filters.MultipleChoiceFilter(
+        choices=AttackOutcome.choices, method="filter_effective_outcome"
+    )
+    has_human_verdict = django_filters.BooleanFilter(
+        field_name="human_outcome", lookup_expr="isnull", exclude=True
+    )
     labels = LabelsFilter(field_name="label_index")
     harm_category = HarmCategoryFilter(field_name="harm_category_index")
     attack_class = django_filters.CharFilter(field_name="attack_identifier__class_name")
@@ -336,9 +348,13 @@ class AttackResultFilter(django_filters.FilterSet):
     target_model = django_filters.CharFilter(
         field_name="conversation__target_identifier__params__model_name"
     )
+    target_hash = HashFilter(field_name="conversation__target_identifier__hash")
+    converter_class = django_filters.CharFilter(method="filter_converter_class")
     scorer_class = django_filters.CharFilter(
         field_name="last_score__scorer_class_identifier__class_name"
     )
+    scorer_hash = HashFilter(field_name="last_score__scorer_class_identifier__hash")
+    dataset = django_filters.CharFilter(method="filter_dataset")
     identifier = HashFilter(method="filter_identifier")
     eval_hash = HashFilter(method="filter_eval_hash")
     timestamp_after = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
@@ -348,6 +364,35 @@ class AttackResultFilter(django_filters.FilterSet):
     class Meta:
         model = AttackResult
         fields: list[str] = []
+
+    def filter_effective_outcome(self, qs: QuerySet, name: str, value: list[str]) -> QuerySet:
+        if not value:
+            return qs
+        return qs.filter(
+            Q(human_outcome__in=value) | Q(human_outcome__isnull=True, outcome__in=value)
+        )
+
+    def filter_converter_class(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        if not value:
+            return qs
+        # EXISTS rather than a join: a conversation has many converted pieces, and a join would
+        # repeat the attack once per match.
+        used = PieceConverter.objects.filter(
+            piece__message__conversation_id=OuterRef("conversation_id"),
+            identifier__class_name=value,
+        )
+        return qs.filter(Exists(used))
+
+    def filter_dataset(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        if not value:
+            return qs
+        from seeds.models import Seed
+
+        in_dataset = Seed.objects.filter(
+            Q(dataset__name=value) | Q(dataset__isnull=True, dataset_name=value),
+            value_sha256=OuterRef("objective_sha256"),
+        )
+        return qs.filter(Exists(in_dataset))
 
     def filter_identifier(self, qs: QuerySet, name: str, value: str) -> QuerySet:
         if not value:

@@ -9,6 +9,8 @@ urlpatterns = [
     path("ingest/", IngestView.as_view(), name="api-ingest"),
     path("media/", MediaUploadView.as_view(), name="api-media"),
     path("media/<str:sha256>/", MediaDetailView.as_view(), name="api-media-detail"),
+    path("stats/", include("memory.dashboards.api_urls")),
+    path("export/", include("memory.exporters.api_urls")),
     path("", include("memory.api.urls")),
     path("", include("seeds.api.urls")),
 ]

@@ -24,6 +24,8 @@ INGEST = "ingest"
 GROUP_APPS = ("memory", "seeds")
 #: Models reviewers annotate.
 REVIEWED_MODELS = ("memory.attackresult", "memory.conversation")
+#: What reviewers record: verdicts on attacks and human scores on pieces.
+REVIEW_RECORDS = ("memory.add_humanverdict", "memory.add_score")
 
 
 def _codenames(app_label: str, actions: tuple[str, ...]) -> set[str]:
@@ -41,7 +43,7 @@ def shipped_group_permissions() -> dict[str, set[str]]:
     }
     return {
         VIEWER: view,
-        REVIEWER: view | reviewed,
+        REVIEWER: view | reviewed | set(REVIEW_RECORDS),
         CURATOR: view | _codenames("seeds", ("add", "change", "delete")),
         INGEST: set().union(*(_codenames(app, ("view", "add", "change")) for app in GROUP_APPS)),
     }

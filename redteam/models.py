@@ -92,3 +92,16 @@ class ApiToken(models.Model):
     def can_write(self) -> bool:
         """Whether the scope allows unsafe methods (POST, PUT, PATCH, DELETE)."""
         return self.scope == ApiTokenScope.INGEST
+
+
+class UserPreference(models.Model):
+    """One user's display settings for the review pages."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference"
+    )
+    #: Blur images (and video) of pieces that carry harm categories until clicked.
+    blur_harmful_media = models.BooleanField(default=True)
+
+    def __str__(self) -> str:
+        return f"preferences of {self.user}"

@@ -1,9 +1,10 @@
 """Root URL configuration."""
 
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.contrib.auth.decorators import login_required
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
 from redteam import views
 
@@ -14,12 +15,17 @@ admin.site.index_title = "Red-team memory and seeds"
 urlpatterns = [
     path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
+    path("login/", auth_views.LoginView.as_view(), name="login"),
+    path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
+    path("dashboards/", include("memory.dashboards.urls")),
+    path("imports/", include("memory.uploads.urls")),
     path("api/v1/", include("redteam.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
         "api/docs/",
-        login_required(SpectacularSwaggerView.as_view(url_name="api-schema")),
+        login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")),
         name="api-docs",
     ),
+    path("", include("memory.urls")),
 ]

@@ -3,7 +3,9 @@
 from memory.models.attacks import AttackResult, RelatedConversation
 from memory.models.conversations import Conversation, Message, MessagePiece, PieceConverter
 from memory.models.identifiers import ComponentIdentifier, ComponentIdentifierChild
+from memory.models.imports import ImportJob, ImportStatus
 from memory.models.media import MediaBlob, MediaLocation
+from memory.models.reviews import HumanOutcome, HumanVerdict
 from memory.models.scenarios import ScenarioResult
 from memory.models.scores import ScorableContent, Score
 from memory.models.tags import HarmCategory, Label
@@ -14,6 +16,10 @@ __all__ = [
     "ComponentIdentifierChild",
     "Conversation",
     "HarmCategory",
+    "HumanOutcome",
+    "HumanVerdict",
+    "ImportJob",
+    "ImportStatus",
     "Label",
     "MediaBlob",
     "MediaLocation",

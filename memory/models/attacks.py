@@ -88,6 +88,12 @@ class AttackResult(models.Model):
     attribution_data = models.JSONField(null=True, blank=True)
     pyrit_version = models.CharField(max_length=32, blank=True, default="")
     extra = models.JSONField(default=dict, blank=True)
+    # The newest human verdict (see ``HumanVerdict``), mirrored here for lists and dashboards;
+    # ingestion never writes these, so re-sending PyRIT data keeps the reviewers' word.
+    human_outcome = models.CharField(
+        max_length=16, choices=AttackOutcome.choices, null=True, blank=True
+    )
+    human_verdict_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -103,6 +109,12 @@ class AttackResult(models.Model):
             models.Index(fields=["-timestamp"], name="memory_attack_timestamp_idx"),
             # Outcome filter and ASR counts over a date range.
             models.Index(fields=["outcome", "timestamp"], name="memory_attack_outcome_idx"),
+            # "Has human verdict" filter and human-outcome counts: few rows carry one.
+            models.Index(
+                fields=["human_outcome"],
+                name="memory_attack_human_idx",
+                condition=models.Q(human_outcome__isnull=False),
+            ),
         ]
 
     def __str__(self) -> str:

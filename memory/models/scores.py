@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterable
 
+from django.conf import settings
 from django.db import models
 from django.db.models import Q
 
@@ -78,6 +79,14 @@ class Score(models.Model):
     )
     pyrit_version = models.CharField(max_length=32, blank=True, default="")
     extra = models.JSONField(default=dict, blank=True)
+    # Set only on human scores recorded in Redline (scorer identity ``HumanScorer``).
+    reviewer = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="human_scores",
+    )
 
     objects = ScoreQuerySet.as_manager()
 

@@ -17,6 +17,8 @@ from memory.models import (
     ComponentIdentifierChild,
     Conversation,
     HarmCategory,
+    HumanVerdict,
+    ImportJob,
     Label,
     MediaBlob,
     MediaLocation,
@@ -76,6 +78,10 @@ BUILDERS: dict[type, Callable[[], object]] = {
     MediaLocation: lambda: MediaLocation.objects.create(
         blob=make_media_blob(), location="/d/prompt-memory-entries/images/1.png", key="1.png"
     ),
+    HumanVerdict: lambda: HumanVerdict.objects.create(
+        attack_result=make_attack(), outcome="success", reason="it complied", reviewer_name="rita"
+    ),
+    ImportJob: lambda: ImportJob.objects.create(source_name="memory.db", size=1024),
 }
 
 # Every memory changelist costs the same four queries, whatever the number of rows:

@@ -1,0 +1,1 @@
+"""Dashboards: attack success rates, breakdowns, trends and scorer analytics."""

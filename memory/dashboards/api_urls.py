@@ -1,0 +1,3 @@
+"""URLs of the statistics API (``/api/v1/stats/…``)."""
+
+urlpatterns: list = []

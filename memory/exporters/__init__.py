@@ -1,0 +1,1 @@
+"""Export of stored memory in PyRIT's own shapes."""

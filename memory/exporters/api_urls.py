@@ -1,0 +1,3 @@
+"""URLs of the export API (``/api/v1/export/``)."""
+
+urlpatterns: list = []

@@ -1,0 +1,1 @@
+"""Browser uploads of PyRIT memory databases, imported by a background task."""

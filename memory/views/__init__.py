@@ -1,0 +1,1 @@
+"""Server-rendered review pages (attacks, conversations, search, human verdicts)."""

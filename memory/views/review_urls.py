@@ -1,0 +1,3 @@
+"""URLs of the attack and conversation pages and of human verdicts."""
+
+urlpatterns: list = []
