@@ -1,5 +1,5 @@
 from django.apps import AppConfig
-from django.db.models.signals import post_migrate
+from django.db.models.signals import m2m_changed, post_migrate
 
 
 class RedteamConfig(AppConfig):
@@ -10,8 +10,10 @@ class RedteamConfig(AppConfig):
 
     def ready(self) -> None:
         # Registers the bearer scheme with drf-spectacular (an import-time side effect).
+        from django.contrib.auth import get_user_model
+
         from redteam import schema  # noqa: F401
-        from redteam.groups import ensure_groups_after_migrate
+        from redteam.groups import ensure_groups_after_migrate, grant_staff_to_members
 
         # Sent once per app in INSTALLED_APPS order; ``redteam`` comes after ``memory`` and
         # ``seeds``, so their permissions exist by the time this app's signal is handled.
@@ -19,4 +21,9 @@ class RedteamConfig(AppConfig):
             ensure_groups_after_migrate,
             sender=self,
             dispatch_uid="redteam.groups.ensure_groups_after_migrate",
+        )
+        m2m_changed.connect(
+            grant_staff_to_members,
+            sender=get_user_model().groups.through,
+            dispatch_uid="redteam.groups.grant_staff_to_members",
         )

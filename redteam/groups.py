@@ -74,6 +74,40 @@ def ensure_groups(*, using: str = DEFAULT_DB_ALIAS) -> None:
             group.permissions.set([by_name[name] for name in perm_names])
 
 
+SHIPPED_GROUPS = (VIEWER, REVIEWER, CURATOR, INGEST)
+
+
+def grant_staff_to_members(
+    sender: Any,
+    *,
+    instance: Any,
+    action: str,
+    reverse: bool,
+    model: Any,
+    pk_set: set[int] | None,
+    **kwargs: Any,
+) -> None:
+    """``m2m_changed`` receiver: members of a shipped group may enter the admin (``is_staff``).
+
+    Curators edit seeds there and every group reads memory there; without ``is_staff`` Django's
+    admin turns them away whatever their permissions. Their permissions still decide what they
+    see and change. Leaving a group does not take ``is_staff`` away (other groups may need it).
+    """
+    if action != "post_add" or not pk_set:
+        return
+    if reverse:  # group.user_set.add(users): ``instance`` is the group, ``model`` the user model
+        if instance.name in SHIPPED_GROUPS:
+            model.objects.filter(pk__in=pk_set, is_staff=False).update(is_staff=True)
+        return
+    # user.groups.add(groups): ``instance`` is the user, ``model`` is Group.
+    if (
+        not instance.is_staff
+        and model.objects.filter(pk__in=pk_set, name__in=SHIPPED_GROUPS).exists()
+    ):
+        type(instance).objects.filter(pk=instance.pk).update(is_staff=True)
+        instance.is_staff = True
+
+
 def ensure_groups_after_migrate(
     sender: AppConfig, *, using: str = DEFAULT_DB_ALIAS, apps: Any = global_apps, **kwargs: Any
 ) -> None:

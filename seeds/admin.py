@@ -1,35 +1,55 @@
-"""Admin for seeds: datasets, seeds (and a filtered admin per seed type) and seed groups.
+"""The curators' admin for seeds: datasets, seeds (and an admin per seed type) and seed groups.
 
-Unlike PyRIT memory, seeds are curated here, so these admins are editable. The seed table can
-grow large (public jailbreak datasets), so lists share the memory admin's bounded paginator
-and show value previews instead of whole templates. Values saved here get their SHA-256
-recomputed (text only: a media seed's hash is the hash of its bytes).
+Unlike PyRIT memory, seeds are curated here, so these admins are editable — but every save
+goes through ``seeds.services`` (the functions the API and the YAML importer use), so the
+same rules hold everywhere and every change lands in the history (django-simple-history,
+"History" button). The seed table can grow large (public jailbreak datasets): lists share the
+memory admin's bounded paginator and show value previews instead of whole templates.
 """
 
 from __future__ import annotations
 
-import hashlib
+from collections import Counter
 from typing import Any
 
 from django import forms
-from django.contrib import admin
-from django.core.exceptions import FieldDoesNotExist
-from django.db import models
-from django.db.models import Count, QuerySet
-from django.http import HttpRequest
+from django.contrib import admin, messages
+from django.db.models import Count, JSONField, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.urls import path, reverse
 from django.utils import timezone
-from django.utils.html import format_html
+from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from simple_history.admin import SimpleHistoryAdmin
 
+from memory import identifiers as ids
 from memory.admin_utils import (
     LargeTableAdminMixin,
     admin_changelist_url,
     admin_link,
     is_changelist,
+    pretty_json,
     short_id,
     truncate,
 )
 from memory.choices import is_media_value
+from memory.errors import InvalidMemory
+from seeds import admin_views, services, templating
+from seeds.admin_filters import (
+    AuthorFilter,
+    HarmCategoryFilter,
+    HasParametersFilter,
+    IsTemplateFilter,
+    SeedGroupFilter,
+    TeamFilter,
+)
+from seeds.admin_forms import (
+    DatasetChoiceForm,
+    HarmCategoriesForm,
+    JSONDefaultsForm,
+    SeedAdminForm,
+    SeedInlineFormSet,
+)
 from seeds.choices import SeedType
 from seeds.models import (
     Seed,
@@ -40,89 +60,147 @@ from seeds.models import (
     SeedSimulatedConversation,
 )
 
-#: The seed type each proxy model stands for.
-PROXY_SEED_TYPES: dict[type[Seed], str] = {
-    SeedPrompt: SeedType.PROMPT,
-    SeedObjective: SeedType.OBJECTIVE,
-    SeedSimulatedConversation: SeedType.SIMULATED_CONVERSATION,
-}
 
+class CuratedHistoryAdmin(SimpleHistoryAdmin):
+    """History pages with the changed fields of each version; no "revert" (it would bypass
+    the services' checks). JSON lists get small boxes."""
 
-def prepare_seed(seed: Seed, request: HttpRequest) -> None:
-    """Fill what a curator does not type: the text hash, the date and who added the seed."""
-    if not is_media_value(seed.data_type, seed.value):
-        seed.value_sha256 = hashlib.sha256(seed.value.encode("utf-8")).hexdigest()
-    if seed.date_added is None:
-        seed.date_added = timezone.now()
-    if not seed.added_by:
-        seed.added_by = request.user.get_username()
+    history_list_display = ("changed_fields",)
 
+    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if isinstance(db_field, JSONField):
+            kwargs["widget"] = forms.Textarea(attrs={"rows": 2, "cols": 60})
+        elif db_field.name in ("source", "description"):
+            kwargs["widget"] = forms.Textarea(attrs={"rows": 2, "cols": 80})
+        return super().formfield_for_dbfield(db_field, request, **kwargs)
 
-class JSONDefaultsForm(forms.ModelForm):
-    """A model form where an emptied JSON box means the field's default, not SQL NULL.
+    def revert_disabled(self, request: HttpRequest, obj: Any = None) -> bool:
+        return True
 
-    Django turns an empty JSON input into ``None``, which a ``NOT NULL`` JSON column with a
-    default (``[]``, ``{}``) rejects with an integrity error instead of a form error.
-    """
-
-    def clean(self) -> dict[str, Any]:
-        cleaned = super().clean()
-        for name in self.fields:
-            try:
-                model_field = self._meta.model._meta.get_field(name)
-            except FieldDoesNotExist:
-                continue
-            if (
-                isinstance(model_field, models.JSONField)
-                and not model_field.null
-                and name in cleaned
-                and cleaned[name] is None
-            ):
-                cleaned[name] = model_field.get_default()
-        return cleaned
-
-
-class SeedAdminForm(JSONDefaultsForm):
-    """A seed form that pins the seed type of a proxy admin before validation.
-
-    The type stays in the form (disabled) rather than being excluded: Django skips every
-    constraint that mentions an excluded field, and "an objective is text" and "one objective
-    per group" both mention ``seed_type``.
-    """
-
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        fixed = PROXY_SEED_TYPES.get(self._meta.model)
-        if fixed is not None:
-            kwargs["initial"] = {**(kwargs.get("initial") or {}), "seed_type": fixed}
-        super().__init__(*args, **kwargs)
-        if fixed is not None and "seed_type" in self.fields:
-            self.fields["seed_type"].disabled = True
-            self.instance.seed_type = fixed
+    @admin.display(description="changed fields")
+    def changed_fields(self, record: Any) -> str:
+        previous = record.prev_record
+        if previous is None:
+            return "created" if record.history_type == "+" else ""
+        delta = record.diff_against(previous)
+        return ", ".join(change.field for change in delta.changes) or "-"
 
 
 # --- Datasets -----------------------------------------------------------------------------------
 
 
 @admin.register(SeedDataset)
-class SeedDatasetAdmin(LargeTableAdminMixin, admin.ModelAdmin):
-    """Seed datasets with their seed counts (one grouped query) and a link to their seeds."""
+class SeedDatasetAdmin(LargeTableAdminMixin, CuratedHistoryAdmin):
+    """Seed datasets: their PyRIT defaults, what they hold (counts), import and export."""
 
     form = JSONDefaultsForm
     list_display = ("name", "seed_type", "data_type", "seeds_link", "added_by", "date_added")
     list_filter = ("seed_type", "data_type")
     search_fields = ("name",)
-    readonly_fields = ("seeds_link", "created_at", "updated_at")
+    readonly_fields = ("seeds_link", "contents", "created_at", "updated_at")
+    change_list_template = "admin/seeds/seeddataset/change_list.html"
+    change_form_template = "admin/seeds/seeddataset/change_form.html"
+    fieldsets = (
+        (None, {"fields": ("name", "seeds_link", "contents")}),
+        (
+            "PyRIT dataset defaults",
+            {
+                "description": "The dataset-level keys of PyRIT's YAML format. New seeds "
+                "added from this page start from them.",
+                "fields": (
+                    "default_seed_name",
+                    "description",
+                    "harm_categories",
+                    "authors",
+                    "groups",
+                    "source",
+                    ("data_type", "seed_type"),
+                    ("date_added", "added_by"),
+                ),
+            },
+        ),
+        ("Storage", {"classes": ("collapse",), "fields": ("extra", ("created_at", "updated_at"))}),
+    )
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         # The seed count of every listed dataset in the same query as the rows.
         return super().get_queryset(request).annotate(seed_count=Count("seeds"))
 
+    def get_urls(self) -> list:
+        wrap = self.admin_site.admin_view
+        return [
+            path(
+                "import/",
+                wrap(lambda request: admin_views.import_view(self, request)),
+                name="seeds_seeddataset_import",
+            ),
+            path(
+                "<path:object_id>/export/",
+                wrap(
+                    lambda request, object_id: admin_views.dataset_export_view(
+                        self, request, object_id
+                    )
+                ),
+                name="seeds_seeddataset_export",
+            ),
+            *super().get_urls(),
+        ]
+
+    def save_model(self, request: HttpRequest, obj: SeedDataset, form: Any, change: bool) -> None:
+        services.seed_dataset_save(dataset=obj, actor=request.user)
+
+    def delete_model(self, request: HttpRequest, obj: SeedDataset) -> None:
+        services.seed_dataset_delete(dataset=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for dataset in queryset:
+            services.seed_dataset_delete(dataset=dataset, actor=request.user)
+
     @admin.display(description="seeds", ordering="seed_count")
     def seeds_link(self, obj: SeedDataset) -> SafeString:
+        if obj.pk is None:
+            return format_html("{}", "-")
+        count = getattr(obj, "seed_count", None)
+        if count is None:
+            count = obj.seeds.count()
+        add_url = reverse("admin:seeds_seed_add") + f"?dataset={obj.pk}"
         return format_html(
-            '<a href="{}">{}</a>',
+            '<a href="{}">{} seeds</a> · <a href="{}">add a seed</a>',
             admin_changelist_url(Seed, dataset__id__exact=obj.pk),
-            getattr(obj, "seed_count", "seeds"),
+            count,
+            add_url,
+        )
+
+    @admin.display(description="contents")
+    def contents(self, obj: SeedDataset) -> SafeString:
+        """Counts by seed type, data type and harm category, each linking to those seeds."""
+        if obj.pk is None:
+            return format_html("{}", "-")
+        seeds = Seed.objects.filter(dataset=obj).order_by()
+        by_type = seeds.values_list("seed_type").annotate(n=Count("pk")).order_by("seed_type")
+        by_data = seeds.values_list("data_type").annotate(n=Count("pk")).order_by("data_type")
+        harms: Counter[str] = Counter()
+        for categories in seeds.values_list("harm_categories", flat=True):
+            harms.update(dict.fromkeys(categories or [], 1))
+        grouped = seeds.filter(group__isnull=False).values("group").distinct().count()
+        base = admin_changelist_url(Seed, dataset__id__exact=obj.pk)
+
+        def chips(rows: Any, param: str) -> SafeString:
+            return format_html_join(
+                " ",
+                '<a class="seed-chip" href="{}&amp;{}={}">{} <b>{}</b></a>',
+                ((base, param, value, value, n) for value, n in rows),
+            ) or format_html("{}", "none")
+
+        return format_html(
+            '<table class="seed-counts"><tr><th>seed type</th><td>{}</td></tr>'
+            "<tr><th>data type</th><td>{}</td></tr>"
+            "<tr><th>harm category</th><td>{}</td></tr>"
+            "<tr><th>seed groups</th><td>{}</td></tr></table>",
+            chips(by_type, "seed_type__exact"),
+            chips(by_data, "data_type__exact"),
+            chips(sorted(harms.items()), "harm_category"),
+            grouped,
         )
 
 
@@ -130,14 +208,15 @@ class SeedDatasetAdmin(LargeTableAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(Seed)
-class SeedAdmin(LargeTableAdminMixin, admin.ModelAdmin):
-    """Every seed, whatever its type; editable.
+class SeedAdmin(LargeTableAdminMixin, CuratedHistoryAdmin):
+    """Every seed, whatever its type; editable through the seed services.
 
     Search: a UUID finds a seed by id (indexed); other text matches names and values
     (``icontains``, a scan of the seed table).
     """
 
     form = SeedAdminForm
+    change_form_template = "admin/seeds/seed/change_form.html"
     list_display = (
         "short_id",
         "seed_type",
@@ -152,14 +231,40 @@ class SeedAdmin(LargeTableAdminMixin, admin.ModelAdmin):
     )
     list_display_links = ("short_id",)
     list_select_related = ("dataset", "group")
-    list_filter = ("dataset", "seed_type", "data_type", "is_general_technique")
+    list_filter = (
+        "dataset",
+        "seed_type",
+        "data_type",
+        HarmCategoryFilter,
+        AuthorFilter,
+        TeamFilter,
+        SeedGroupFilter,
+        IsTemplateFilter,
+        HasParametersFilter,
+        "is_general_technique",
+        ("date_added", admin.DateFieldListFilter),
+    )
     ordering = ("-created_at", "-id")
     uuid_search_fields = ("id",)
     search_fields = ("id__exact", "name__icontains", "value__icontains")
     search_help_text = "A UUID finds a seed by id; other text is searched in names and values."
     autocomplete_fields = ("dataset",)
-    raw_id_fields = ("group", "media")
-    readonly_fields = ("value_sha256", "created_at", "updated_at")
+    raw_id_fields = ("group",)
+    readonly_fields = (
+        "value_sha256",
+        "seed_identifier",
+        "media_preview",
+        "template_info",
+        "created_at",
+        "updated_at",
+    )
+    actions = (
+        "move_to_dataset",
+        "copy_to_dataset",
+        "add_harm_categories",
+        "remove_harm_categories",
+        "export_yaml",
+    )
     fieldsets = (
         (
             None,
@@ -175,6 +280,8 @@ class SeedAdmin(LargeTableAdminMixin, admin.ModelAdmin):
                 )
             },
         ),
+        ("Media", {"fields": ("media_preview", "media_file")}),
+        ("Duplicate detection", {"fields": ("value_sha256", "seed_identifier")}),
         (
             "Description",
             {
@@ -188,7 +295,10 @@ class SeedAdmin(LargeTableAdminMixin, admin.ModelAdmin):
                 )
             },
         ),
-        ("Template", {"fields": ("parameters", "metadata", "response_json_schema")}),
+        (
+            "Template",
+            {"fields": ("template_info", "parameters", "metadata", "response_json_schema")},
+        ),
         (
             "Simulated conversation",
             {
@@ -205,28 +315,76 @@ class SeedAdmin(LargeTableAdminMixin, admin.ModelAdmin):
             "Storage",
             {
                 "classes": ("collapse",),
-                "fields": (
-                    "media",
-                    "value_sha256",
-                    "pyrit_version",
-                    "extra",
-                    ("created_at", "updated_at"),
-                ),
+                "fields": ("pyrit_version", "extra", ("created_at", "updated_at")),
             },
         ),
     )
 
-    def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
-        if db_field.name == "date_added":
-            kwargs.setdefault("initial", timezone.now)
-        return super().formfield_for_dbfield(db_field, request, **kwargs)
+    def get_urls(self) -> list:
+        opts = self.opts
+        return [
+            path(
+                "<path:object_id>/preview/",
+                self.admin_site.admin_view(
+                    lambda request, object_id: admin_views.template_preview_view(
+                        self, request, object_id
+                    )
+                ),
+                name=f"{opts.app_label}_{opts.model_name}_preview",
+            ),
+            *super().get_urls(),
+        ]
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs):
+        form = super().get_form(request, obj, change=change, **kwargs)
+        # A class of its own per request (the admin builds one each time): who is editing.
+        return type(form.__name__, (form,), {"current_user": request.user})
+
+    def get_changeform_initial_data(self, request: HttpRequest) -> dict[str, Any]:
+        """A new seed of ``?dataset=<pk>`` starts from that dataset's PyRIT defaults."""
+        initial = super().get_changeform_initial_data(request)
+        initial.setdefault("date_added", timezone.now())
+        dataset = SeedDataset.objects.filter(pk=request.GET.get("dataset") or None).first()
+        if dataset is not None:
+            initial.update(
+                {
+                    "dataset": dataset.pk,
+                    "dataset_name": dataset.name,
+                    "name": dataset.default_seed_name or "",
+                    "description": dataset.description or "",
+                    "harm_categories": dataset.harm_categories,
+                    "authors": dataset.authors,
+                    "groups": dataset.groups,
+                    "source": dataset.source or "",
+                    "data_type": dataset.data_type,
+                }
+            )
+            if self.model is Seed:
+                initial["seed_type"] = dataset.seed_type
+        return initial
 
     def save_model(self, request: HttpRequest, obj: Seed, form: Any, change: bool) -> None:
-        prepare_seed(obj, request)
-        if "dataset" in form.changed_data and obj.dataset is not None:
-            # Keep PyRIT's stored dataset name in step with the curated dataset.
-            obj.dataset_name = obj.dataset.name
-        super().save_model(request, obj, form, change)
+        spec = form.spec
+        saved = services.seed_save(
+            spec=spec,
+            dataset=obj.dataset,
+            group=obj.group,
+            media_name=getattr(form.cleaned_data.get("media_file"), "name", ""),
+            actor=request.user,
+        )
+        obj.pk = saved.pk
+        for warning in services.seed_template_warnings(spec):
+            messages.warning(request, f"Template: {warning}.")
+        if is_media_value(saved.data_type, saved.value) and saved.media_id is None:
+            messages.warning(request, "Media not uploaded yet: this seed has no file.")
+
+    def delete_model(self, request: HttpRequest, obj: Seed) -> None:
+        services.seed_delete(seeds=Seed.objects.filter(pk=obj.pk), actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        services.seed_delete(seeds=queryset, actor=request.user)
+
+    # --- read-only displays ---
 
     @admin.display(description="id", ordering="id")
     def short_id(self, obj: Seed) -> str:
@@ -243,11 +401,146 @@ class SeedAdmin(LargeTableAdminMixin, admin.ModelAdmin):
             return "-"
         return admin_link(SeedGroup, obj.group_id, obj.group.alias or short_id(obj.group_id))
 
+    @admin.display(description="seed identifier")
+    def seed_identifier(self, obj: Seed) -> SafeString:
+        """PyRIT's ``build_seed_identifier`` (spec §10.8): what attack identifiers embed."""
+        if obj.pk is None or obj._state.adding:
+            return format_html("{}", "computed when the seed is saved")
+        identifier = ids.build_seed_identifier(obj)
+        return format_html(
+            '<span class="hash">{}</span>{}', identifier.hash, pretty_json(identifier.to_dict())
+        )
+
+    @admin.display(description="file")
+    def media_preview(self, obj: Seed) -> SafeString:
+        if obj.pk is None or obj.media_id is None:
+            if obj.pk is not None and is_media_value(obj.data_type, obj.value):
+                return format_html(
+                    '<span class="seed-unresolved">Unresolved media: no file for “{}” yet. '
+                    "Upload it below.</span>",
+                    obj.value.strip(),
+                )
+            return format_html("{}", "no file")
+        blob = obj.media
+        url = reverse("api-media-detail", args=[blob.sha256])
+        kind = blob.content_type.split("/", 1)[0]
+        if kind == "image":
+            player = format_html('<img class="seed-media" src="{}" alt="seed image">', url)
+        elif kind in ("audio", "video"):
+            player = format_html('<{} class="seed-media" controls src="{}"></{}>', kind, url, kind)
+        else:
+            player = format_html('<a href="{}">download</a>', url)
+        return format_html(
+            '{}<div class="help">{} · {} bytes · sha256 <span class="hash">{}</span></div>',
+            player,
+            blob.content_type,
+            blob.size,
+            blob.sha256,
+        )
+
+    @admin.display(description="template")
+    def template_info(self, obj: Seed) -> SafeString:
+        if obj.pk is None:
+            return format_html("{}", "-")
+        report = templating.analyse(obj.value, obj.parameters)
+        if not report.is_template and not obj.parameters:
+            return format_html("{}", "not a template")
+        parts = []
+        if report.syntax_error:
+            parts.append(
+                format_html('<span class="errornote">syntax error, {}</span>', report.syntax_error)
+            )
+        if report.used:
+            parts.append(format_html("placeholders: {}", ", ".join(report.used)))
+        if report.path_variables:
+            parts.append(format_html("PyRIT path variables: {}", ", ".join(report.path_variables)))
+        for warning in report.warnings:
+            parts.append(format_html('<span class="seed-warning">{}</span>', warning))
+        url = reverse("admin:seeds_seed_preview", args=[obj.pk])
+        parts.append(format_html('<a class="button" href="{}">Preview the template</a>', url))
+        return format_html_join("", "<div>{}</div>", ((p,) for p in parts))
+
+    # --- bulk actions ---
+
+    def _target_dataset(self, request: HttpRequest, queryset: QuerySet, action: str, verb: str):
+        form = DatasetChoiceForm(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            return form.cleaned_data["dataset"], None
+        page = admin_views.action_page(
+            self,
+            request,
+            queryset,
+            action=action,
+            title=f"{verb} seeds to a dataset",
+            form=form,
+            button=verb,
+        )
+        return None, page
+
+    @admin.action(description="Move selected seeds to a dataset…", permissions=["change"])
+    def move_to_dataset(self, request: HttpRequest, queryset: QuerySet) -> Any:
+        dataset, page = self._target_dataset(request, queryset, "move_to_dataset", "Move")
+        if page is not None:
+            return page
+        moved = services.seeds_move_to_dataset(seeds=queryset, dataset=dataset, actor=request.user)
+        self.message_user(request, f"Moved {moved} seeds to {dataset.name}.", messages.SUCCESS)
+        return None
+
+    @admin.action(description="Copy selected seeds to a dataset…", permissions=["add"])
+    def copy_to_dataset(self, request: HttpRequest, queryset: QuerySet) -> Any:
+        dataset, page = self._target_dataset(request, queryset, "copy_to_dataset", "Copy")
+        if page is not None:
+            return page
+        copied, skipped = services.seeds_copy_to_dataset(
+            seeds=queryset, dataset=dataset, actor=request.user
+        )
+        self.message_user(
+            request,
+            f"Copied {copied} seeds to {dataset.name}; {skipped} were already there.",
+            messages.SUCCESS,
+        )
+        return None
+
+    def _harm_action(self, request: HttpRequest, queryset: QuerySet, *, add: bool) -> Any:
+        form = HarmCategoriesForm(request.POST if "apply" in request.POST else None)
+        if not (form.is_bound and form.is_valid()):
+            verb = "Add" if add else "Remove"
+            return admin_views.action_page(
+                self,
+                request,
+                queryset,
+                action="add_harm_categories" if add else "remove_harm_categories",
+                title=f"{verb} harm categories",
+                form=form,
+                button=verb,
+            )
+        categories = form.cleaned_data["categories"]
+        changed = services.seeds_change_harm_categories(
+            seeds=queryset,
+            add=categories if add else (),
+            remove=() if add else categories,
+            actor=request.user,
+        )
+        self.message_user(request, f"Changed the harm categories of {changed} seeds.")
+        return None
+
+    @admin.action(description="Add harm categories…", permissions=["change"])
+    def add_harm_categories(self, request: HttpRequest, queryset: QuerySet) -> Any:
+        return self._harm_action(request, queryset, add=True)
+
+    @admin.action(description="Remove harm categories…", permissions=["change"])
+    def remove_harm_categories(self, request: HttpRequest, queryset: QuerySet) -> Any:
+        return self._harm_action(request, queryset, add=False)
+
+    @admin.action(description="Export selected seeds to YAML", permissions=["view"])
+    def export_yaml(self, request: HttpRequest, queryset: QuerySet) -> HttpResponse:
+        return admin_views.seeds_export_response(queryset)
+
 
 class TypedSeedAdmin(SeedAdmin):
     """A seed admin restricted to one seed type (the proxy model's manager filters the rows)."""
 
-    list_filter = ("dataset", "data_type", "is_general_technique")
+    list_filter = tuple(f for f in SeedAdmin.list_filter if f != "seed_type")
 
 
 @admin.register(SeedPrompt)
@@ -259,15 +552,12 @@ class SeedPromptAdmin(TypedSeedAdmin):
 class SeedObjectiveAdmin(TypedSeedAdmin):
     """Objective seeds only (always text, never a general technique)."""
 
-    list_filter = ("dataset",)
-
 
 @admin.register(SeedSimulatedConversation)
 class SeedSimulatedConversationAdmin(TypedSeedAdmin):
     """Simulated-conversation seeds only; their settings are under "Simulated conversation"."""
 
     list_display = (*SeedAdmin.list_display, "num_turns")
-    list_filter = ("dataset",)
 
 
 # --- Groups -------------------------------------------------------------------------------------
@@ -277,7 +567,8 @@ class SeedInline(admin.TabularInline):
     """The seeds of a group in PyRIT's order: objective, simulated conversation, then sequence."""
 
     model = Seed
-    form = SeedAdminForm
+    formset = SeedInlineFormSet
+    form = JSONDefaultsForm
     extra = 0
     show_change_link = True
     fields = (
@@ -293,7 +584,7 @@ class SeedInline(admin.TabularInline):
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if db_field.name == "value":
             # Compact rows; the seed's own page has the full editor.
-            kwargs["widget"] = forms.Textarea(attrs={"rows": 2, "cols": 60})
+            kwargs["widget"] = forms.Textarea(attrs={"rows": 2, "cols": 40})
         return super().formfield_for_dbfield(db_field, request, **kwargs)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
@@ -301,8 +592,9 @@ class SeedInline(admin.TabularInline):
 
 
 @admin.register(SeedGroup)
-class SeedGroupAdmin(LargeTableAdminMixin, admin.ModelAdmin):
-    """Seed groups (one test case each), with their seeds editable inline."""
+class SeedGroupAdmin(LargeTableAdminMixin, CuratedHistoryAdmin):
+    """Seed groups (one test case each): the objective and the ordered prompts, edited together
+    and checked by PyRIT's group rules before anything is saved."""
 
     list_display = ("short_id", "alias", "kind", "seed_count", "created_at")
     list_display_links = ("short_id", "alias")
@@ -311,7 +603,8 @@ class SeedGroupAdmin(LargeTableAdminMixin, admin.ModelAdmin):
     uuid_search_fields = ("id",)
     search_fields = ("id__exact", "alias__icontains")
     search_help_text = "A UUID finds a group by its id (PyRIT's prompt_group_id), or an alias."
-    readonly_fields = ("id", "created_at")
+    fields = ("id", "alias", "kind", "objective", "seeds_link", "created_at")
+    readonly_fields = ("id", "kind", "objective", "seeds_link", "created_at")
     inlines = (SeedInline,)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
@@ -320,14 +613,45 @@ class SeedGroupAdmin(LargeTableAdminMixin, admin.ModelAdmin):
             queryset = queryset.annotate(seed_count=Count("seeds"))
         return queryset
 
-    def save_formset(self, request: HttpRequest, form: Any, formset: Any, change: bool) -> None:
-        seeds = formset.save(commit=False)
-        for seed in formset.deleted_objects:
-            seed.delete()
-        for seed in seeds:
-            prepare_seed(seed, request)
-            seed.save()
-        formset.save_m2m()
+    def save_model(self, request: HttpRequest, obj: SeedGroup, form: Any, change: bool) -> None:
+        # Saved together with its seeds in save_related (one service call, one transaction).
+        if not change:
+            services.seed_group_save(group=obj, members=[], actor=request.user)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        for formset in formsets:
+            if isinstance(formset, SeedInlineFormSet):
+                members = formset.member_specs()
+                for spec in members:
+                    spec.added_by = spec.added_by or request.user.get_username()
+                try:
+                    services.seed_group_save(
+                        group=form.instance,
+                        members=members,
+                        deleted=formset.deleted_ids(),
+                        actor=request.user,
+                    )
+                except InvalidMemory as exc:  # pragma: no cover - the formset checked first
+                    messages.error(request, str(exc))
+                # What formset.save() would have recorded, for the admin's change message.
+                formset.new_objects = [f.instance for f in formset.extra_forms if f.has_changed()]
+                formset.changed_objects = [
+                    (f.instance, f.changed_data)
+                    for f in formset.initial_forms
+                    if f.has_changed() and f.instance.pk not in formset.deleted_ids()
+                ]
+                formset.deleted_objects = [
+                    f.instance
+                    for f in formset.initial_forms
+                    if f.instance.pk in formset.deleted_ids()
+                ]
+
+    def delete_model(self, request: HttpRequest, obj: SeedGroup) -> None:
+        services.seed_group_delete(group=obj, actor=request.user)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        for group in queryset:
+            services.seed_group_delete(group=group, actor=request.user)
 
     @admin.display(description="id", ordering="id")
     def short_id(self, obj: SeedGroup) -> str:
@@ -336,3 +660,21 @@ class SeedGroupAdmin(LargeTableAdminMixin, admin.ModelAdmin):
     @admin.display(description="seeds", ordering="seed_count")
     def seed_count(self, obj: SeedGroup) -> int:
         return obj.seed_count
+
+    @admin.display(description="objective")
+    def objective(self, obj: SeedGroup) -> SafeString:
+        if obj.pk is None:
+            return format_html("{}", "-")
+        objective = obj.seeds.filter(seed_type=SeedType.OBJECTIVE).first()
+        if objective is None:
+            return format_html("{}", "none (add a seed of type objective below)")
+        return admin_link(Seed, objective.pk, truncate(objective.value, 200))
+
+    @admin.display(description="seeds")
+    def seeds_link(self, obj: SeedGroup) -> SafeString:
+        if obj.pk is None:
+            return format_html("{}", "-")
+        return format_html(
+            '<a href="{}">these seeds in the seed list</a>',
+            admin_changelist_url(Seed, group=obj.pk),
+        )

@@ -12,65 +12,26 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
-from datetime import UTC, datetime
 
-from memory.choices import SeedType, is_media_value
+from memory.choices import is_media_value
 from memory.errors import Problem
 from memory.ingest.media_links import MediaIndex
 from memory.ingest.normalize_seeds import NormalizedSeedGroup
-from seeds.choices import SeedGroupKind
 from seeds.models import Seed, SeedDataset, SeedGroup
 from seeds.rules import group_problems, normalise_group
-from seeds.services import seed_instance, seed_problems
+from seeds.services import (
+    SEED_FIELDS,
+    group_kind,
+    seed_datasets_ensure,
+    seed_groups_write,
+    seed_instance,
+    seed_problems,
+    seed_rows_write,
+    spec_from_seed,
+)
 from seeds.specs import SeedSpec
 
 CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
-
-# Stored fields compared to decide whether an upsert changes a seed.
-_FIELDS = (
-    "seed_type",
-    "value",
-    "value_sha256",
-    "data_type",
-    "media_key",
-    "name",
-    "dataset_id",
-    "dataset_name",
-    "harm_categories",
-    "description",
-    "authors",
-    "groups",
-    "source",
-    "date_added",
-    "added_by",
-    "metadata",
-    "group_id",
-    "sequence",
-    "position",
-    "role",
-    "parameters",
-    "is_general_technique",
-    "response_json_schema",
-    "num_turns",
-    "adversarial_chat_system_prompt_path",
-    "simulated_target_system_prompt_path",
-    "next_message_system_prompt_path",
-    "pyrit_version",
-    "extra",
-)
-
-
-def _stored_spec(seed: Seed) -> SeedSpec:
-    """Enough of a stored seed for PyRIT's group rules."""
-    return SeedSpec(
-        value=seed.value,
-        id=seed.id,
-        seed_type=seed.seed_type,
-        prompt_group_id=seed.group_id,
-        sequence=seed.sequence,
-        role=seed.role,
-        num_turns=seed.num_turns,
-    )
 
 
 class SeedPlan:
@@ -113,7 +74,8 @@ class SeedPlan:
         self.members: dict[uuid.UUID, list[SeedSpec]] = {}
         for group_id, specs in incoming.items():
             ours = {s.id for s in specs}
-            union = [_stored_spec(s) for s in stored_members[group_id] if s.id not in ours] + specs
+            stored = [spec_from_seed(s) for s in stored_members[group_id] if s.id not in ours]
+            union = stored + specs
             # a stored seed moved out of this group is checked with its new group only
             self.members[group_id] = union
             for problem in group_problems([replace(s) for s in union]):
@@ -148,7 +110,6 @@ class SeedPlan:
             for position, spec in enumerate(normalise_group(union)):
                 positions[spec.id] = position
         creates, updates = [], []
-        now = datetime.now(UTC)
         for spec in self.seeds:
             path = self.path_of(spec)
             dataset_name = spec.dataset_name
@@ -172,29 +133,23 @@ class SeedPlan:
                 row.date_added = existing.date_added
             if row.media_id is None:
                 row.media_id = existing.media_id
-            if any(getattr(existing, f) != getattr(row, f) for f in _FIELDS):
-                for name in (*_FIELDS, "media_id"):
+            if any(getattr(existing, f) != getattr(row, f) for f in SEED_FIELDS):
+                for name in (*SEED_FIELDS, "media_id"):
                     setattr(existing, name, getattr(row, name))
-                existing.updated_at = now
                 updates.append(existing)
                 self.status[path] = UPDATED
             else:
                 self.status[path] = UNCHANGED
-        Seed.objects.bulk_create(creates, ignore_conflicts=True)
-        if updates:
-            Seed.objects.bulk_update(
-                updates, [f.removesuffix("_id") for f in _FIELDS] + ["media", "updated_at"]
-            )
+        # The same row building and history recording as every other seed write.
+        seed_rows_write(
+            creates=creates,
+            updates=updates,
+            update_fields=[f.removesuffix("_id") for f in SEED_FIELDS] + ["media"],
+        )
         self._group_status()
 
     def _datasets(self) -> dict[str, SeedDataset]:
-        names = {s.dataset_name for s in self.seeds if s.dataset_name}
-        if not names:
-            return {}
-        SeedDataset.objects.bulk_create(
-            [SeedDataset(name=name) for name in names], ignore_conflicts=True
-        )
-        return {d.name: d for d in SeedDataset.objects.filter(name__in=names)}
+        return seed_datasets_ensure(names={s.dataset_name for s in self.seeds if s.dataset_name})
 
     def _groups(self) -> dict[uuid.UUID, SeedGroup]:
         aliases = {}
@@ -205,16 +160,11 @@ class SeedPlan:
         rows: dict[uuid.UUID, SeedGroup] = {}
         creates = []
         for group_id, union in self.members.items():
-            kind = (
-                SeedGroupKind.ATTACK
-                if sum(s.seed_type == SeedType.OBJECTIVE for s in union) == 1
-                else SeedGroupKind.PLAIN
-            )
-            row = SeedGroup(id=group_id, kind=kind, alias=aliases.get(group_id))
+            row = SeedGroup(id=group_id, kind=group_kind(union), alias=aliases.get(group_id))
             rows[group_id] = row
             if group_id not in self.existing_groups:
                 creates.append(row)
-        SeedGroup.objects.bulk_create(creates, ignore_conflicts=True)
+        seed_groups_write(creates=creates)
         stale = [row for group_id, row in rows.items() if group_id in self.existing_groups]
         if stale:
             # kind follows the members; an alias is only ever added
@@ -226,8 +176,7 @@ class SeedPlan:
                 if stored.kind != row.kind or stored.alias != alias:
                     stored.kind, stored.alias = row.kind, alias
                     changed.append(stored)
-            if changed:
-                SeedGroup.objects.bulk_update(changed, ["kind", "alias"])
+            seed_groups_write(updates=changed)
         return rows
 
     def _group_status(self) -> None:

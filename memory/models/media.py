@@ -14,13 +14,14 @@ def media_key(location: str) -> str:
 
     Only ever used as a lookup string; nothing here touches the filesystem.
     """
-    path = location.split("?", 1)[0].replace("\\", "/")
+    # Strip: YAML block scalars leave a trailing newline on paths.
+    path = location.strip().split("?", 1)[0].replace("\\", "/")
     return path.rstrip("/").rsplit("/", 1)[-1][:255]
 
 
 def media_suffix(location: str) -> str | None:
     """The part after PyRIT's results folder marker (``images/1732.png``), if present."""
-    path = location.split("?", 1)[0].replace("\\", "/")
+    path = location.strip().split("?", 1)[0].replace("\\", "/")
     for marker in MARKERS:
         cut = path.rfind(marker)
         if cut >= 0:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 from django.urls import reverse
+from simple_history.models import HistoricalRecords
 
 from memory.constraints import choice_check
 from seeds.choices import PromptDataType, SeedType
@@ -32,6 +33,9 @@ class SeedDataset(models.Model):
     extra = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    # Who changed what and when; admin "History" (curated data, issue 6).
+    history = HistoricalRecords(excluded_fields=["updated_at"])
 
     class Meta:
         ordering = ["name"]

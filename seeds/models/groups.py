@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django.db import models
+from simple_history.models import HistoricalRecords
 
 from memory.constraints import choice_check
 from seeds.choices import SeedGroupKind
@@ -25,6 +26,9 @@ class SeedGroup(models.Model):
     # The YAML ``prompt_group_alias`` the group was built from, for display only.
     alias = models.CharField(max_length=255, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    # Who changed what and when; admin "History" (curated data, issue 6).
+    history = HistoricalRecords()
 
     class Meta:
         constraints = [

@@ -6,6 +6,7 @@ import uuid
 
 from django.db import models
 from django.db.models import Q
+from simple_history.models import HistoricalRecords
 
 from memory.constraints import choice_check, sha256_or_null_check
 from memory.models import MediaBlob
@@ -86,6 +87,9 @@ class Seed(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = SeedQuerySet.as_manager()
+    # Who changed what and when; admin "History". Only saves of ``Seed`` itself are recorded
+    # (signals of proxy classes are not), so every write goes through ``seeds.services``.
+    history = HistoricalRecords(excluded_fields=["updated_at"])
 
     class Meta:
         constraints = [
@@ -115,11 +119,13 @@ class Seed(models.Model):
                 fields=["group"],
                 condition=Q(seed_type=SeedType.OBJECTIVE),
                 name="%(app_label)s_%(class)s_one_objective_per_group",
+                violation_error_message="A seed group can hold at most one objective.",
             ),
             models.UniqueConstraint(
                 fields=["group"],
                 condition=Q(seed_type=SeedType.SIMULATED_CONVERSATION),
                 name="%(app_label)s_%(class)s_one_simulation_per_group",
+                violation_error_message="A seed group can hold at most one simulated conversation.",
             ),
         ]
         indexes = [

@@ -57,13 +57,14 @@ BUILDERS: dict[type, Callable[[], object]] = {
 # Changelist queries, whatever the number of rows:
 #   session, user, bounded count (SELECT COUNT(*) FROM (… LIMIT 10001)), the page's rows
 #   (datasets and groups: seed counts in the same grouped query; seeds: dataset and group joined)
-# and for seed lists one more: the datasets offered by the "dataset" filter.
+# and for seed lists four more: the datasets offered by the "dataset" filter and the distinct
+# harm-category, author and team lists behind those three filters.
 CHANGELIST_QUERIES = {
     SeedDataset: 4,
-    Seed: 5,
-    SeedPrompt: 5,
-    SeedObjective: 5,
-    SeedSimulatedConversation: 5,
+    Seed: 8,
+    SeedPrompt: 8,
+    SeedObjective: 8,
+    SeedSimulatedConversation: 8,
     SeedGroup: 4,
 }
 

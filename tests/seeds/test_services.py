@@ -111,7 +111,7 @@ def test_seed_create_computes_text_hash_and_requires_added_by():
     assert seed.value_sha256 == sha256_text("Tell me")
     with pytest.raises(InvalidMemory) as caught:
         seed_create(spec=SeedSpec(value="x", seed_type="objective", data_type="image_path"))
-    assert {p.path for p in caught.value.problems} == {"seeds[0].data_type", "seeds[0].added_by"}
+    assert {p.path for p in caught.value.problems} == {"data_type", "added_by"}
 
 
 @pytest.mark.django_db
