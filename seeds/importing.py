@@ -216,31 +216,48 @@ def _differences(spec: SeedSpec, stored: Seed, explicit: Iterable[str]) -> list[
 
 
 class _StoredIndex:
-    """The stored seeds of the datasets an upload touches, keyed by content (one query)."""
+    """The stored seeds of the datasets an upload touches, keyed by content (one query).
+
+    Several stored seeds (or groups) may share a content key: a file may repeat a value with
+    other fields (the same trigger text under two ``metadata`` families), and PyRIT stores
+    both. Each stored seed answers for at most one seed of the upload, and a seed of the
+    upload is matched first to a stored seed it repeats exactly, so a re-import is identical.
+    """
 
     def __init__(self, datasets: dict[str, SeedDataset], seeds: list[Seed]) -> None:
         self.datasets = datasets
-        self.singles: dict[tuple[str, tuple[str, str]], Seed] = {}
+        self.singles: dict[tuple[str, tuple[str, str]], list[Seed]] = defaultdict(list)
         members: dict[uuid.UUID, list[Seed]] = defaultdict(list)
+        # Keyed by the dataset a seed is filed in (what a plan looks up), not by the
+        # ``dataset_name`` it carries: a file's seeds may name another dataset than the file.
         for seed in seeds:
             if seed.group_id is None:
                 key = content_key(seed.seed_type, seed.data_type, seed.value, seed.value_sha256)
-                self.singles.setdefault((seed.dataset_name, key), seed)
+                self.singles[(seed.dataset.name, key)].append(seed)
             else:
                 members[seed.group_id].append(seed)
-        self.groups: dict[tuple[str, tuple], list[Seed]] = {}
+        self.groups: dict[tuple[str, tuple], list[list[Seed]]] = defaultdict(list)
         for group_members in members.values():
-            name = group_members[0].dataset_name
-            self.groups.setdefault((name, _signature(group_members)), group_members)
-        # Seeds and groups planned as new earlier in this upload.
-        self.planned_singles: set[tuple[str | None, tuple[str, str]]] = set()
-        self.planned_groups: set[tuple[str | None, tuple]] = set()
+            name = group_members[0].dataset.name
+            self.groups[(name, _signature(group_members))].append(group_members)
+        # Stored seeds and groups already matched by a seed of this upload.
+        self.claimed: set[uuid.UUID] = set()
+        self.claimed_groups: set[uuid.UUID] = set()
+        # Seeds and groups of this upload planned so far (new, changed or identical).
+        self.seen_singles: dict[tuple[str | None, tuple[str, str]], list[SeedSpec]] = defaultdict(
+            list
+        )
+        self.seen_groups: dict[tuple[str | None, tuple], list[list[SeedSpec]]] = defaultdict(list)
 
     @classmethod
     def load(cls, names: set[str]) -> _StoredIndex:
         datasets = {d.name: d for d in SeedDataset.objects.filter(name__in=names)}
         seeds = (
-            list(Seed.objects.filter(dataset__in=datasets.values()).select_related("dataset"))
+            list(
+                Seed.objects.filter(dataset__in=datasets.values())
+                .select_related("dataset")
+                .order_by("created_at", "id")
+            )
             if datasets
             else []
         )
@@ -252,17 +269,24 @@ class _StoredIndex:
             return PlannedSeed(parsed=seed, status=INVALID, problems=problems)
         spec = seed.spec
         key = (dataset, content_key(spec.seed_type, spec.data_type, spec.value, spec.value_sha256))
-        stored = self.singles.get(key) if dataset else None
-        if stored is None:
-            if key in self.planned_singles:
-                return PlannedSeed(
-                    parsed=seed, status=IDENTICAL, changes=["repeats a seed of this upload"]
-                )
-            self.planned_singles.add(key)
+        stored = self.singles.get(key, []) if dataset else []
+        candidates = [s for s in stored if s.pk not in self.claimed]
+        explicit = _explicit(seed)
+        seen = self.seen_singles[key]
+        exact = next((s for s in candidates if not _differences(spec, s, explicit)), None)
+        if exact is None and any(not _differences(spec, other, CURATED_FIELDS) for other in seen):
+            # The same seed twice in this upload: nothing to add (PyRIT keeps one per dataset).
+            return PlannedSeed(
+                parsed=seed, status=IDENTICAL, changes=["repeats a seed of this upload"]
+            )
+        seen.append(spec)
+        match = exact or (candidates[0] if candidates else None)
+        if match is None:
             return PlannedSeed(parsed=seed, status=NEW)
-        changes = _differences(spec, stored, _explicit(seed))
+        self.claimed.add(match.pk)
+        changes = _differences(spec, match, explicit)
         return PlannedSeed(
-            parsed=seed, status=CHANGED if changes else IDENTICAL, existing=stored, changes=changes
+            parsed=seed, status=CHANGED if changes else IDENTICAL, existing=match, changes=changes
         )
 
     def plan_group(self, dataset: str | None, members: list[ParsedSeed]) -> list[PlannedSeed]:
@@ -285,20 +309,31 @@ class _StoredIndex:
         ordered = normalise_group([replace(m.spec) for m in members])
         by_id = {m.spec.id: m for m in members}
         signature = _signature(ordered)
-        stored = self.groups.get((dataset, signature)) if dataset else None
-        if stored is None:
-            if (dataset, signature) in self.planned_groups:
-                return [
-                    PlannedSeed(
-                        parsed=m, status=IDENTICAL, changes=["repeats a group of this upload"]
-                    )
-                    for m in members
-                ]
-            self.planned_groups.add((dataset, signature))
+        specs_sorted = sorted(ordered, key=_member_key)
+        stored = self.groups.get((dataset, signature), []) if dataset else []
+        candidates = [g for g in stored if g[0].group_id not in self.claimed_groups]
+        seen = self.seen_groups[(dataset, signature)]
+
+        def changes_against(other: Sequence[Seed | SeedSpec], *, exact: bool) -> list[list[str]]:
+            other_sorted = sorted(other, key=_member_key)
+            return [
+                _differences(spec, old, CURATED_FIELDS if exact else _explicit(by_id[spec.id]))
+                for spec, old in zip(specs_sorted, other_sorted, strict=True)
+            ]
+
+        exact = next((g for g in candidates if not any(changes_against(g, exact=False))), None)
+        if exact is None and any(not any(changes_against(g, exact=True)) for g in seen):
+            return [
+                PlannedSeed(parsed=m, status=IDENTICAL, changes=["repeats a group of this upload"])
+                for m in members
+            ]
+        seen.append(specs_sorted)
+        match = exact or (candidates[0] if candidates else None)
+        if match is None:
             return [PlannedSeed(parsed=m, status=NEW) for m in members]
-        stored_sorted = sorted(stored, key=_member_key)
+        self.claimed_groups.add(match[0].group_id)
         out = []
-        for spec, old in zip(sorted(ordered, key=_member_key), stored_sorted, strict=True):
+        for spec, old in zip(specs_sorted, sorted(match, key=_member_key), strict=True):
             member = by_id[spec.id]
             changes = _differences(spec, old, _explicit(member))
             status = CHANGED if changes else IDENTICAL

@@ -300,7 +300,11 @@ def seed_problems(spec: SeedSpec, where: str) -> list[Problem]:
         problems.append(Problem(f"{where}.added_by", "is required"))
     if spec.sequence < 0:
         problems.append(Problem(f"{where}.sequence", "must be >= 0"))
-    if not isinstance(spec.value, str) or (not spec.value and spec.media is None):
+    # PyRIT accepts an empty text value (garak's latent-injection tasks ship some); a media
+    # seed needs its path or an uploaded file.
+    if not isinstance(spec.value, str) or (
+        not spec.value and spec.media is None and spec.data_type != PromptDataType.TEXT
+    ):
         problems.append(Problem(f"{where}.value", "is required"))
     elif spec.parameters:
         # A seed that declares parameters is a template: PyRIT cannot render a broken one.

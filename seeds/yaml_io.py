@@ -37,7 +37,8 @@ MAX_NODES = 200_000
 #: Most seeds in one file.
 MAX_SEEDS = 20_000
 
-#: Dataset-level keys of PyRIT's format (``is_objective``: the 0.10-era spelling).
+#: Dataset-level keys of PyRIT's format (``is_objective``: the 0.10-era spelling; ``prompts``:
+#: the older name of the ``seeds`` list, still used by files PyRIT ships).
 DATASET_KEYS = (
     "dataset_name",
     "name",
@@ -52,6 +53,7 @@ DATASET_KEYS = (
     "added_by",
     "is_objective",
     "seeds",
+    "prompts",
 )
 #: Seed-level keys Redline understands; other keys are kept in ``extra`` and exported back.
 SEED_KEYS = (
@@ -83,6 +85,9 @@ SEED_KEYS = (
     "next_message_system_prompt_path",
     "pyrit_version",
 )
+#: PyRIT seed keys Redline stores verbatim in ``extra`` without interpreting them (and exports
+#: back): ``response_json_schema_name`` names a schema in PyRIT's registry, resolved on load.
+KEPT_SEED_KEYS = ("response_json_schema_name",)
 _LIST_KEYS = ("harm_categories", "authors", "groups")
 #: Keys of PyRIT's JSON dumps (kept in ``extra`` on ingestion) that have no place in YAML.
 _JSON_ONLY_KEYS = ("id", "is_jinja_template", "seed_class", "media")
@@ -450,7 +455,7 @@ def parse_seed_file(
             YamlIssue(name, line, None, f"the top level must be a mapping, not {_type_name(value)}")
         )
         return parsed
-    if "seeds" in value:
+    if "seeds" in value or "prompts" in value:
         _parse_dataset(parsed, value, node, lines, default_dataset, added_by)
     elif "value" in value:
         parsed.kind = "template"
@@ -461,7 +466,8 @@ def parse_seed_file(
                 name,
                 line,
                 None,
-                "neither a dataset file (a 'seeds' list) nor a template file (a 'value')",
+                "neither a dataset file (a 'seeds' or 'prompts' list) "
+                "nor a template file (a 'value')",
             )
         )
     return parsed
@@ -480,12 +486,16 @@ def _parse_dataset(
         if key not in DATASET_KEYS:
             # PyRIT passes every top-level key to SeedDataset(...), which refuses unknown ones.
             top.issue(str(key), "unknown dataset key (PyRIT's loader refuses it)")
-    raw_seeds = data.get("seeds")
-    seeds_node = _mapping_value(node, "seeds")
+    # Older PyRIT files (some still shipped with it) call the list ``prompts``.
+    list_key = "seeds" if "seeds" in data else "prompts"
+    if "seeds" in data and "prompts" in data:
+        top.issue("prompts", "a file has either 'seeds' or 'prompts' (the old name), not both")
+    raw_seeds = data.get(list_key)
+    seeds_node = _mapping_value(node, list_key)
     if not isinstance(raw_seeds, list) or not raw_seeds:
-        top.issue("seeds", "must be a non-empty list of seeds")
+        top.issue(list_key, "must be a non-empty list of seeds")
     elif len(raw_seeds) > MAX_SEEDS:
-        top.issue("seeds", f"has {len(raw_seeds)} seeds; the limit is {MAX_SEEDS}")
+        top.issue(list_key, f"has {len(raw_seeds)} seeds; the limit is {MAX_SEEDS}")
     defaults: dict[str, Any] = {
         "dataset_name": top.text("dataset_name"),
         "name": top.text("name"),
@@ -504,7 +514,12 @@ def _parse_dataset(
             top.issue("is_objective", "conflicts with seed_type")
         defaults["seed_type"] = SeedType.OBJECTIVE
     parsed.defaults = defaults
-    parsed.dataset_name = defaults["dataset_name"] or defaults["name"] or default_dataset
+    parsed.dataset_name = (
+        defaults["dataset_name"]
+        or defaults["name"]
+        or _shared_dataset_name(raw_seeds)
+        or default_dataset
+    )
     parsed.problems.extend(top.problems)
     parsed.warnings.extend(top.warnings)
     if parsed.problems:
@@ -518,13 +533,29 @@ def _parse_dataset(
                 item_node,
                 file=parsed.name,
                 index=index,
-                prefix=f"seeds[{index}].",
+                prefix=f"{list_key}[{index}].",
                 defaults=defaults,
                 dataset_name=parsed.dataset_name,
                 added_by=added_by,
                 in_dataset=True,
             )
         )
+
+
+def _shared_dataset_name(raw_seeds: Any) -> str | None:
+    """The ``dataset_name`` every seed of a file names, when the file names none itself.
+
+    Older PyRIT files put ``dataset_name`` on each seed only; PyRIT files those seeds under it
+    (its memory keys seeds by their own ``dataset_name``), so Redline does too rather than
+    leaving them without a dataset (where a re-import could not recognise them).
+    """
+    if not isinstance(raw_seeds, list):
+        return None
+    names = {item.get("dataset_name") if isinstance(item, Mapping) else None for item in raw_seeds}
+    if len(names) != 1:
+        return None
+    (name,) = names
+    return name if isinstance(name, str) and name else None
 
 
 def _parse_template(
@@ -632,16 +663,20 @@ def _parse_seed(
             setattr(spec, key, f.text(key))
         if not value:
             spec.value = _simulation_value(spec)
-    unknown = {str(k): v for k, v in data.items() if k not in SEED_KEYS}
-    if unknown:
+    kept = {str(k): v for k, v in data.items() if k not in SEED_KEYS}
+    unknown = [k for k in kept if k not in KEPT_SEED_KEYS]
+    if kept:
         try:
-            spec.extra = _json_safe(unknown)
+            spec.extra = _json_safe(kept)
         except ValueError as exc:
-            f.issue(next(iter(unknown)), str(exc))
+            f.issue(next(iter(kept)), str(exc))
         else:
-            f.issue(
-                ", ".join(unknown), "not a PyRIT seed key; kept and exported back", warning=True
-            )
+            if unknown:
+                f.issue(
+                    ", ".join(unknown),
+                    "not a PyRIT seed key; kept and exported back",
+                    warning=True,
+                )
 
     given = {str(k) for k in data} | {k for k, v in defaults.items() if v not in (None, [], "")}
     seed = ParsedSeed(
