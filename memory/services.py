@@ -34,8 +34,11 @@ from memory.models import (
     AttackResult,
     ComponentIdentifier,
     ComponentIdentifierChild,
+    HumanOutcome,
+    HumanVerdict,
     MediaBlob,
     Message,
+    MessagePiece,
     ScenarioResult,
     Score,
 )
@@ -43,6 +46,8 @@ from memory.scoring import score_numeric_value
 from memory.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec, ScoreSpec
 
 if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+
     from memory.ingest.write import IngestReport
 
 
@@ -345,3 +350,137 @@ def scenario_result_save(
     batch.register("scenario_result", "scenario_result", None, spec)
     _write(batch, "scenario_result.")
     return ScenarioResult.objects.get(pk=id)
+
+
+# --- human review ---------------------------------------------------------------------------
+
+#: ``class_module`` of the scorer identity of human scores recorded in Redline.
+HUMAN_SCORER_MODULE = "redline.review"
+#: Longest verdict reason / score rationale accepted (a paragraph or two, not a document).
+HUMAN_TEXT_MAX = 10_000
+
+
+def human_scorer_identifier(*, score_type: str, reviewer_name: str) -> ids.ComponentIdentifier:
+    """The scorer identity of a reviewer's human scores of one type (``HumanScorer``).
+
+    Built with PyRIT's identifier rules, so it hashes, filters (``scorer_hash``) and groups
+    (``eval_hash``) like any automated scorer: one identity per reviewer and score type.
+    """
+    identifier = ids.ComponentIdentifier(
+        class_name="HumanScorer",
+        class_module=HUMAN_SCORER_MODULE,
+        params={"scorer_type": score_type, "reviewer": reviewer_name},
+        pyrit_version="",
+    )
+    return identifier.with_eval_hash(ids.ScorerEvaluationIdentifier(identifier).eval_hash)
+
+
+def _human_text(value: str, path: str, problems: list[Problem]) -> str:
+    text = (value or "").strip()
+    if not text:
+        problems.append(Problem(path, "is required"))
+    elif len(text) > HUMAN_TEXT_MAX:
+        problems.append(Problem(path, f"must be at most {HUMAN_TEXT_MAX} characters"))
+    return text
+
+
+def human_verdict_record(
+    *, attack_result: AttackResult, outcome: str, reason: str, reviewer: AbstractBaseUser
+) -> HumanVerdict:
+    """Record a reviewer's verdict on an attack and mirror it onto the attack result.
+
+    The automated ``outcome`` is never touched: verdicts are an append-only history, and the
+    newest one is copied to ``human_outcome`` / ``human_verdict_at`` in the same transaction
+    (the attack row is locked first, so two reviewers saving at once cannot leave the mirror
+    pointing at the older verdict).
+    """
+    problems: list[Problem] = []
+    if outcome not in HumanOutcome.values:
+        problems.append(
+            Problem("outcome", f"must be one of {', '.join(HumanOutcome.values)}, not {outcome!r}")
+        )
+    reason = _human_text(reason, "reason", problems)
+    if problems:
+        raise InvalidMemory(problems)
+    with transaction.atomic():
+        locked = AttackResult.objects.select_for_update().get(pk=attack_result.pk)
+        verdict = HumanVerdict.objects.create(
+            attack_result=locked,
+            outcome=outcome,
+            reason=reason,
+            reviewer=reviewer,
+            reviewer_name=reviewer.get_username(),
+            created_at=_now(),
+        )
+        newest = locked.human_verdicts.order_by("-created_at", "-pk").first()
+        AttackResult.objects.filter(pk=locked.pk).update(
+            human_outcome=newest.outcome, human_verdict_at=newest.created_at
+        )
+    attack_result.human_outcome = newest.outcome
+    attack_result.human_verdict_at = newest.created_at
+    return verdict
+
+
+def _human_score_value(score_type: str, value: str | bool | float, problems: list[Problem]) -> str:
+    """The stored string of a human score value, PyRIT style (``"true"``, ``"0.75"``)."""
+    if score_type == ScoreType.TRUE_FALSE:
+        text = str(value).strip().lower()
+        if text not in {"true", "false"}:
+            problems.append(Problem("value", "must be true or false"))
+        return text
+    if score_type == ScoreType.FLOAT_SCALE:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            problems.append(Problem("value", "must be a number between 0 and 1"))
+            return ""
+        if not 0.0 <= number <= 1.0:  # NaN fails both comparisons
+            problems.append(Problem("value", "must lie between 0 and 1"))
+        return repr(number)
+    problems.append(Problem("score_type", "must be true_false or float_scale"))
+    return ""
+
+
+def human_score_add(
+    *,
+    piece: MessagePiece,
+    score_type: str,
+    value: str | bool | float,
+    rationale: str,
+    reviewer: AbstractBaseUser,
+    categories: Sequence[str] = (),
+    objective: str | None = None,
+) -> Score:
+    """Add a reviewer's score of ``piece`` as a ``Score`` row beside the automated ones.
+
+    The score goes through the same ingestion path as PyRIT's scores, with a ``HumanScorer``
+    identity (:func:`human_scorer_identifier`) and ``reviewer`` set. It points at the piece's
+    ``original_prompt_id``, the key PyRIT joins scores on, so it shows on every copy of a
+    duplicated piece (spec §6.4).
+    """
+    problems: list[Problem] = []
+    stored = _human_score_value(score_type, value, problems)
+    rationale = _human_text(rationale, "rationale", problems)
+    clean_categories = [c.strip() for c in categories if c.strip()]
+    if any(len(c) > 255 for c in clean_categories):
+        problems.append(Problem("categories", "each category must be at most 255 characters"))
+    if problems:
+        raise InvalidMemory(problems)
+    spec = ScoreSpec(
+        score_type=score_type,
+        score_value=stored,
+        scorer_class_identifier=human_scorer_identifier(
+            score_type=score_type, reviewer_name=reviewer.get_username()
+        ),
+        message_piece_id=piece.original_prompt_id,
+        score_rationale=rationale,
+        score_value_description="Human review in Redline",
+        score_category=clean_categories or None,
+        objective=objective,
+        timestamp=_now(),
+    )
+    with transaction.atomic():
+        score = score_add(spec=spec)
+        Score.objects.filter(pk=score.pk).update(reviewer=reviewer)
+    score.reviewer = reviewer
+    return score

@@ -8,7 +8,6 @@ from django.http import HttpRequest
 _SECTIONS = {
     "attacks": "attacks",
     "conversations": "conversations",
-    "search": "attacks",
     "dashboards": "dashboards",
     "imports": "imports",
 }

@@ -294,6 +294,12 @@ REDLINE_INGEST_MAX_DEPTH = env_int("INGEST_MAX_DEPTH", 48)
 # Largest media file PUT /api/v1/media/ accepts.
 REDLINE_MEDIA_MAX_BYTES = env_int("MEDIA_MAX_MB", 200) * 1024 * 1024
 # Uploads above this size are spooled to a temporary file instead of memory.
+# Browser imports of PyRIT databases (docs/upload.md): upload size and zip-bomb limits.
+REDLINE_IMPORT_MAX_UPLOAD_BYTES = env_int("IMPORT_MAX_UPLOAD_MB", 2048) * 1024 * 1024
+REDLINE_IMPORT_ZIP_MAX_TOTAL_BYTES = env_int("IMPORT_ZIP_MAX_TOTAL_MB", 8192) * 1024 * 1024
+REDLINE_IMPORT_ZIP_MAX_MEMBER_BYTES = env_int("IMPORT_ZIP_MAX_MEMBER_MB", 4096) * 1024 * 1024
+REDLINE_IMPORT_ZIP_MAX_MEMBERS = env_int("IMPORT_ZIP_MAX_MEMBERS", 50_000)
+REDLINE_IMPORT_ZIP_MAX_RATIO = env_int("IMPORT_ZIP_MAX_RATIO", 200)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
 # Benchmarks only: report each response's SQL query count in an X-Query-Count header.

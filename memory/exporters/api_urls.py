@@ -1,3 +1,9 @@
 """URLs of the export API (``/api/v1/export/``)."""
 
-urlpatterns: list = []
+from django.urls import path
+
+from memory.exporters.api import ExportView
+
+urlpatterns = [
+    path("", ExportView.as_view(), name="api-export"),
+]

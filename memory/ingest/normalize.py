@@ -19,6 +19,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from typing import Any
 
 from memory.choices import (
@@ -41,7 +42,7 @@ from memory.ingest.normalize_seeds import (
     normalize_seed,
     normalize_seed_group,
 )
-from memory.ingest.readers import Reader, not_object
+from memory.ingest.readers import UUID_RE, Reader, not_object, parse_identifier
 from memory.scoring import score_numeric_value
 from memory.specs import (
     AttackResultSpec,
@@ -58,10 +59,12 @@ __all__ = [
     "NormalizedConversation",
     "NormalizedMessage",
     "NormalizedPiece",
+    "ScorableContentSpec",
     "normalize_attack_result",
     "normalize_batch",
     "normalize_conversation",
     "normalize_piece",
+    "normalize_scorable_content",
     "normalize_score",
 ]
 
@@ -106,7 +109,19 @@ class NormalizedConversation:
     conversation_id: str
     target_identifier: ComponentIdentifier | None = None
     retries: list[dict[str, Any]] = field(default_factory=list)
+    pyrit_version: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(kw_only=True)
+class ScorableContentSpec:
+    """Loose content a 1.1.0 score judged (``ScorableContentEntries``, spec §6.3)."""
+
+    id: uuid.UUID
+    value: str
+    data_type: str = PromptDataType.TEXT
+    value_sha256: str | None = None
+    timestamp: Any = None
 
 
 @dataclass(frozen=True)
@@ -139,6 +154,7 @@ class NormalizedBatch:
     seeds: list[SeedSpec] = field(default_factory=list)
     seed_groups: list[NormalizedSeedGroup] = field(default_factory=list)
     scenario_results: list[ScenarioResultSpec] = field(default_factory=list)
+    scorable_contents: list[ScorableContentSpec] = field(default_factory=list)
     items: dict[str, ItemRef] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     _paths: dict[int, str] = field(default_factory=dict, repr=False)
@@ -181,6 +197,313 @@ _ID_KEYS = {
 # --- pieces -----------------------------------------------------------------------------------
 
 
+# --- fast paths ---------------------------------------------------------------------------------
+#
+# Almost every piece and score an ingestion sees is well formed. For those, the checks below
+# build the same spec as the general path in a fraction of the time (one dict lookup per key
+# instead of a reader call per field); anything they are not sure about — a missing or
+# mistyped field, a legacy alias, embedded scores — returns None and goes the general way,
+# which finds and words the problems. tests/ingest/test_fast_paths.py holds both paths equal.
+
+_ROLES = frozenset(ChatMessageRole.values)
+_DATA_TYPES = frozenset(PromptDataType.values)
+_RESPONSE_ERRORS = frozenset(PromptResponseError.values)
+_ORIGINATORS = frozenset(Originator.values)
+_SCORE_TYPES = frozenset(ScoreType.values)
+_SCORE_STATUSES = frozenset(ScoreStatus.values)
+_SCORABLE_TYPES = frozenset(ScorableType.values)
+_UUID = uuid.UUID
+_PIECE_KEYS = frozenset(
+    {
+        "id",
+        "role",
+        "conversation_id",
+        "sequence",
+        "timestamp",
+        "labels",
+        "prompt_metadata",
+        "targeted_harm_categories",
+        "converter_identifiers",
+        "prompt_target_identifier",
+        "attack_identifier",
+        "scorer_identifier",
+        "original_value",
+        "original_value_data_type",
+        "original_value_sha256",
+        "converted_value",
+        "converted_value_data_type",
+        "converted_value_sha256",
+        "response_error",
+        "originator",
+        "original_prompt_id",
+        "pyrit_version",
+        "scores",
+        "media",
+    }
+)
+_SCORE_KEYS = frozenset(
+    {
+        "id",
+        "score_value",
+        "score_value_description",
+        "score_type",
+        "score_category",
+        "score_rationale",
+        "score_metadata",
+        "scorer_class_identifier",
+        "message_piece_id",
+        "prompt_request_response_id",
+        "timestamp",
+        "objective",
+        "task",
+        "status",
+        "scorable",
+        "pyrit_version",
+    }
+)
+_SLOW = object()
+
+
+def _fast_uuid(value: Any) -> Any:
+    """A UUID, None for None, or ``_SLOW`` when the general path must judge the value."""
+    if value is None or type(value) is _UUID:
+        return value
+    if type(value) is str and UUID_RE.match(value):
+        return _UUID(value)
+    return _SLOW
+
+
+def _fast_text(value: Any) -> Any:
+    return value if value is None or type(value) is str else _SLOW
+
+
+def _fast_time(value: Any) -> Any:
+    if value is None:
+        return None
+    if type(value) is datetime:
+        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
+    if type(value) is str:
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            return _SLOW
+        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+    return _SLOW
+
+
+def _fast_mapping(value: Any) -> Any:
+    if value is None:
+        return {}
+    return dict(value) if type(value) is dict else _SLOW
+
+
+def _fast_strings(value: Any) -> Any:
+    if value is None:
+        return []
+    if type(value) is list and all(type(x) is str for x in value):
+        return list(value)
+    return _SLOW
+
+
+def _fast_identifier(value: Any) -> Any:
+    if value is None or type(value) is ComponentIdentifier:
+        return value
+    if type(value) is dict:
+        if not value:
+            return None
+        problems: list[Problem] = []
+        parsed = parse_identifier(value, "", problems)
+        return _SLOW if problems else parsed
+    return _SLOW
+
+
+def _fast_piece(
+    data: Any, path: str, default_conversation_id: str | None
+) -> NormalizedPiece | None:
+    """``normalize_piece`` for a well-formed piece without problems; None otherwise."""
+    if type(data) is not dict or "orchestrator_identifier" in data or data.get("scores"):
+        return None
+    get = data.get
+    role = get("role")
+    conversation_id = get("conversation_id", default_conversation_id)
+    sequence = get("sequence")
+    original_value = get("original_value")
+    if (
+        role not in _ROLES
+        or type(conversation_id) is not str
+        or not conversation_id.strip()
+        or (default_conversation_id is not None and conversation_id != default_conversation_id)
+        or type(sequence) is not int
+        or sequence < 0
+        or type(original_value) is not str
+    ):
+        return None
+    original_type = get("original_value_data_type")
+    if original_type is None:
+        original_type = PromptDataType.TEXT
+    converted_type = get("converted_value_data_type")
+    response_error = get("response_error")
+    if response_error is None:
+        response_error = PromptResponseError.NONE
+    originator = get("originator")
+    if originator is None:
+        originator = Originator.UNDEFINED
+    if originator == "orchestrator":
+        originator = Originator.ATTACK
+    if (
+        original_type not in _DATA_TYPES
+        or (converted_type is not None and converted_type not in _DATA_TYPES)
+        or response_error not in _RESPONSE_ERRORS
+        or originator not in _ORIGINATORS
+    ):
+        return None
+    piece_id = _fast_uuid(get("id"))
+    original_prompt_id = _fast_uuid(get("original_prompt_id"))
+    converted_value = _fast_text(get("converted_value"))
+    original_sha = _fast_text(get("original_value_sha256"))
+    converted_sha = _fast_text(get("converted_value_sha256"))
+    version = _fast_text(get("pyrit_version"))
+    timestamp = _fast_time(get("timestamp"))
+    labels = _fast_mapping(get("labels"))
+    metadata = _fast_mapping(get("prompt_metadata"))
+    harms = _fast_strings(get("targeted_harm_categories"))
+    target = _fast_identifier(get("prompt_target_identifier"))
+    attack = _fast_identifier(get("attack_identifier"))
+    scorer = _fast_identifier(get("scorer_identifier"))
+    raw_converters = get("converter_identifiers")
+    if raw_converters is None:
+        converters: Any = []
+    elif type(raw_converters) is list:
+        converters = [_fast_identifier(c) for c in raw_converters]
+        if _SLOW in converters or None in converters:
+            return None
+    else:
+        return None
+    if _SLOW in (
+        piece_id,
+        original_prompt_id,
+        converted_value,
+        original_sha,
+        converted_sha,
+        version,
+        timestamp,
+        labels,
+        metadata,
+        harms,
+        target,
+        attack,
+        scorer,
+    ):
+        return None
+    spec = PieceSpec(
+        id=piece_id if piece_id is not None else uuid.uuid4(),
+        original_value=original_value,
+        original_value_data_type=original_type,
+        converted_value=converted_value,
+        converted_value_data_type=converted_type,
+        original_value_sha256=original_sha,
+        converted_value_sha256=converted_sha,
+        timestamp=timestamp,
+        labels=labels,
+        prompt_metadata=metadata,
+        targeted_harm_categories=harms,
+        converter_identifiers=converters,
+        prompt_target_identifier=target,
+        attack_identifier=attack,
+        scorer_identifier=scorer,
+        response_error=response_error,
+        originator=originator,
+        original_prompt_id=original_prompt_id,
+        pyrit_version=version or "",
+        extra={k: v for k, v in data.items() if k not in _PIECE_KEYS},
+    )
+    return NormalizedPiece(
+        conversation_id=conversation_id, sequence=sequence, role=role, spec=spec, path=path
+    )
+
+
+def _fast_score(data: Any) -> ScoreSpec | None:
+    """``normalize_score`` for a well-formed score without problems; None otherwise."""
+    if type(data) is not dict:
+        return None
+    get = data.get
+    score_type = get("score_type")
+    status = get("status")
+    if status is None:
+        status = ScoreStatus.COMPLETE
+    value = get("score_value")
+    if score_type not in _SCORE_TYPES or status not in _SCORE_STATUSES:
+        return None
+    if type(value) is not str and value is not None:
+        return None
+    if (status == ScoreStatus.UNDETERMINED) != (value is None):
+        return None
+    try:
+        score_numeric_value(score_type, value)
+    except ValueError:
+        return None
+    scorer = _fast_identifier(get("scorer_class_identifier"))
+    if scorer is None or scorer is _SLOW:
+        return None
+    extra = {k: v for k, v in data.items() if k not in _SCORE_KEYS}
+    piece_raw = get("message_piece_id")
+    legacy_piece = get("prompt_request_response_id")
+    if piece_raw is None:
+        piece_raw = legacy_piece
+    elif legacy_piece is not None and legacy_piece != piece_raw:
+        extra["prompt_request_response_id"] = legacy_piece
+    piece_id = None if piece_raw == "None" else _fast_uuid(piece_raw)
+    objective = get("objective")
+    task = get("task")
+    if objective is None:
+        objective = task
+    elif task is not None and task != objective:
+        extra["task"] = task
+    category = get("score_category")
+    if type(category) is str:
+        category = [category]
+    elif category is not None:
+        if type(category) is not list or not all(type(x) is str for x in category):
+            return None
+        category = list(category)
+    scorable = get("scorable")
+    if scorable is not None:
+        if type(scorable) is not dict:
+            return None
+        kind = scorable.get("scorable_type")
+        if kind is not None and kind not in _SCORABLE_TYPES:
+            return None
+        scorable = dict(scorable)
+    score_id = _fast_uuid(get("id"))
+    description = _fast_text(get("score_value_description"))
+    rationale = _fast_text(get("score_rationale"))
+    version = _fast_text(get("pyrit_version"))
+    metadata = _fast_mapping(get("score_metadata"))
+    timestamp = _fast_time(get("timestamp"))
+    if _SLOW in (piece_id, score_id, description, rationale, version, metadata, timestamp) or (
+        objective is not None and type(objective) is not str
+    ):
+        return None
+    spec = ScoreSpec(
+        id=score_id if score_id is not None else uuid.uuid4(),
+        score_type=score_type,
+        score_value=value,
+        scorer_class_identifier=scorer,
+        message_piece_id=piece_id,
+        score_value_description=description,
+        score_category=category,
+        score_rationale=rationale,
+        score_metadata=metadata,
+        timestamp=timestamp,
+        objective=objective,
+        status=status,
+        scorable=scorable,
+        pyrit_version=version or "",
+        extra=extra,
+    )
+    return spec
+
+
 def normalize_piece(
     data: Any, path: str, *, default_conversation_id: str | None = None
 ) -> tuple[NormalizedPiece | None, list[Problem]]:
@@ -192,6 +515,15 @@ def normalize_piece(
     (pieces listed under a 1.1.0 conversation). Returns ``(None, problems)`` when a required
     field (``role``, ``conversation_id``, ``sequence``, ``original_value``) is unusable.
     """
+    fast = _fast_piece(data, path, default_conversation_id)
+    if fast is not None:
+        return fast, []
+    return _normalize_piece(data, path, default_conversation_id=default_conversation_id)
+
+
+def _normalize_piece(
+    data: Any, path: str, *, default_conversation_id: str | None = None
+) -> tuple[NormalizedPiece | None, list[Problem]]:
     if not isinstance(data, Mapping):
         return None, not_object(data, path)
     problems: list[Problem] = []
@@ -302,6 +634,13 @@ def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Proble
     null becomes ``{}``; ``status`` defaults to ``complete``. Values are checked by §6.2.
     Returns ``(None, problems)`` without a usable ``score_type`` or ``scorer_class_identifier``.
     """
+    fast = _fast_score(data)
+    if fast is not None:
+        return fast, []
+    return _normalize_score(data, path)
+
+
+def _normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Problem]]:
     if not isinstance(data, Mapping):
         return None, not_object(data, path)
     problems: list[Problem] = []
@@ -546,6 +885,7 @@ def normalize_conversation(
             sub.problem("sequence", "is required")
         sub.choice("reason", ConversationRetryReason, item.get("reason"), default=None)
         retries.append(dict(item))
+    pyrit_version = r.text("pyrit_version", default="") or ""
     if conversation_id is None:
         return None, problems
     return (
@@ -553,10 +893,37 @@ def normalize_conversation(
             conversation_id=conversation_id,
             target_identifier=target,
             retries=retries,
+            pyrit_version=pyrit_version,
             extra=r.extra(),
         ),
         problems,
     )
+
+
+def normalize_scorable_content(
+    data: Any, path: str
+) -> tuple[ScorableContentSpec | None, list[Problem]]:
+    """Normalise a 1.1.0 ``ScorableContentEntries`` row ``{id, value, value_sha256, data_type,
+    timestamp}``; scores name it through ``scorable.content_id`` (spec §6.3)."""
+    if not isinstance(data, Mapping):
+        return None, not_object(data, path)
+    problems: list[Problem] = []
+    r = Reader(data, path, problems)
+    content_id = r.uuid("id", required=True)
+    value = r.text("value", required=True)
+    spec_ok = content_id is not None and value is not None
+    spec = ScorableContentSpec(
+        id=content_id or uuid.UUID(int=0),
+        value=value or "",
+        data_type=r.choice(
+            "data_type", PromptDataType, r.raw("data_type"), default=PromptDataType.TEXT
+        ),
+        value_sha256=r.text("value_sha256"),
+        timestamp=r.timestamp("timestamp"),
+    )
+    for key in r.extra():
+        r.problem(key, "unknown scorable content key")
+    return (spec if spec_ok else None), problems
 
 
 # --- batches ----------------------------------------------------------------------------------
@@ -725,6 +1092,14 @@ class _BatchBuilder:
                     if isinstance(results, list):
                         self.add_attack_results(results, f"{item_path}.attack_results.{collection}")
 
+    def add_scorable_contents(self, value: Any, path: str) -> None:
+        for item_path, item in self.items(value, path):
+            content, problems = normalize_scorable_content(item, item_path)
+            self.problems.extend(problems)
+            self.batch.register("scorable_content", item_path, item, content)
+            if content is not None:
+                self.batch.scorable_contents.append(content)
+
     def dedupe(self, kind: str, entries: list[tuple[str, Any, Any]], label: str) -> list[Any]:
         """First occurrence of each id wins; an identical repeat is dropped, a different one
         is a problem (two versions of one immutable object in one payload)."""
@@ -841,6 +1216,7 @@ _ADDERS = {
     "seeds": _BatchBuilder.add_seeds,
     "seed_groups": _BatchBuilder.add_seed_groups,
     "scenario_results": _BatchBuilder.add_scenario_results,
+    "scorable_contents": _BatchBuilder.add_scorable_contents,
 }
 PAYLOAD_KEYS = tuple(_ADDERS)
 
@@ -851,7 +1227,8 @@ def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
     ``payload`` is either a JSON array of piece dicts (0.x ``export_conversations``) or an
     object with any of ``conversations`` (1.1.0 ``{"conversation", "messages"}``), ``messages``
     (``{"message_pieces"|"request_pieces": [...]}``), ``message_pieces``, ``request_pieces``,
-    ``scores``, ``attack_results``, ``seeds``, ``seed_groups``, ``scenario_results``; the keys
+    ``scores``, ``attack_results``, ``seeds``, ``seed_groups``, ``scenario_results``,
+    ``scorable_contents``; the keys
     ``export_format``, ``pyrit_version``, ``note`` and unknown keys go to ``meta``.
 
     Pieces are grouped into messages by (conversation_id, sequence) in source order, and a

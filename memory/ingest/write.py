@@ -28,7 +28,8 @@ from django.db.models import Max
 from memory import identifiers as ids
 from memory.choices import is_media_value
 from memory.errors import Problem
-from memory.ingest.bulk import insert_ignore, insert_rows
+from memory.ingest.bulk import existing_values, insert_ignore, insert_rows, update_rows
+from memory.ingest.collector import fewer_collections
 from memory.ingest.media_links import MediaIndex
 from memory.ingest.normalize import NormalizedBatch, NormalizedMessage, normalize_batch
 from memory.ingest.seeds_write import SeedPlan
@@ -43,6 +44,7 @@ from memory.models import (
     PieceConverter,
     RelatedConversation,
     ScenarioResult,
+    ScorableContent,
     Score,
 )
 from memory.models.media import media_key
@@ -60,6 +62,7 @@ KINDS = (
     "scenario_results",
     "seeds",
     "seed_groups",
+    "scorable_contents",
 )
 _KIND_OF_ITEM = {
     "conversation": "conversations",
@@ -69,6 +72,7 @@ _KIND_OF_ITEM = {
     "scenario_result": "scenario_results",
     "seed": "seeds",
     "seed_group": "seed_groups",
+    "scorable_content": "scorable_contents",
 }
 CREATED, UPDATED, UNCHANGED, ERROR = "created", "updated", "unchanged", "error"
 
@@ -109,8 +113,9 @@ def _now() -> datetime:
 def ingest(*, payload: Any, partial: bool = False) -> IngestReport:
     """Normalise and ingest one payload of any PyRIT shape (spec §9); see :func:`ingest_batch`."""
     started = time.perf_counter()
-    batch, problems = normalize_batch(payload)
-    return ingest_batch(batch=batch, problems=problems, partial=partial, started=started)
+    with fewer_collections():
+        batch, problems = normalize_batch(payload)
+        return ingest_batch(batch=batch, problems=problems, partial=partial, started=started)
 
 
 def ingest_batch(
@@ -128,7 +133,7 @@ def ingest_batch(
     """
     started = time.perf_counter() if started is None else started
     problems = list(problems)
-    with transaction.atomic():
+    with fewer_collections(), transaction.atomic():
         _serialise_writers()
         work = batch
         while True:
@@ -248,6 +253,7 @@ def _without(batch: NormalizedBatch, failed: set[str]) -> NormalizedBatch:
         seeds=[s for s in batch.seeds if keep(s) and s.id not in group_seed_ids],
         seed_groups=groups,
         scenario_results=[s for s in batch.scenario_results if keep(s)],
+        scorable_contents=[c for c in batch.scorable_contents if keep(c)],
         items=batch.items,
         meta=batch.meta,
         _paths=batch._paths,
@@ -298,11 +304,14 @@ class _Plan:
     def check(self) -> None:
         batch = self.batch
         self.conversation_ids = self._conversation_ids()
-        self.existing_conversations = {
-            c.conversation_id: c
-            for c in Conversation.objects.filter(conversation_id__in=self.conversation_ids)
-        }
+        stored = existing_values(Conversation, "conversation_id", self.conversation_ids)
+        self.existing_conversations = (
+            {c.conversation_id: c for c in Conversation.objects.filter(conversation_id__in=stored)}
+            if stored
+            else {}
+        )
         self._check_pieces()
+        self._check_scorable_contents()
         self._check_scores()
         self._check_scenarios()
         self._check_attacks()
@@ -360,10 +369,15 @@ class _Plan:
             "timestamp",
             "original_value_sha256",
         )
-        stored = {
-            row[0]: row
-            for row in MessagePiece.objects.filter(id__in=piece_ids).values_list(*fields)
-        }
+        stored_ids = existing_values(MessagePiece, "id", piece_ids)
+        stored = (
+            {
+                row[0]: row
+                for row in MessagePiece.objects.filter(id__in=stored_ids).values_list(*fields)
+            }
+            if stored_ids
+            else {}
+        )
         for piece in batch.pieces:
             row = stored.get(piece.spec.id)
             if row is None:
@@ -399,6 +413,19 @@ class _Plan:
             else:
                 self.status[piece.path] = UNCHANGED
 
+    def _check_scorable_contents(self) -> None:
+        """Loose content is immutable like pieces: a stored id is left as it is."""
+        contents = self.batch.scorable_contents
+        wanted = {c.id for c in contents}
+        for score in self.batch.scores:
+            content_id = _content_id(score.scorable)
+            if content_id is not None:
+                wanted.add(content_id)
+        self.contents_stored: set[uuid.UUID] = existing_values(ScorableContent, "id", wanted)
+        for content in contents:
+            if content.id in self.contents_stored:
+                self.status[self.batch.path_of(content)] = UNCHANGED
+
     def _check_scores(self) -> None:
         scores = self.batch.scores
         self.scores_existing: set[uuid.UUID] = set()
@@ -417,10 +444,12 @@ class _Plan:
             "scorer_class_identifier__hash",
             "timestamp",
         )
-        stored = {
-            row[0]: row
-            for row in Score.objects.filter(id__in=[s.id for s in scores]).values_list(*fields)
-        }
+        stored_ids = existing_values(Score, "id", [s.id for s in scores])
+        stored = (
+            {row[0]: row for row in Score.objects.filter(id__in=stored_ids).values_list(*fields)}
+            if stored_ids
+            else {}
+        )
         for spec in scores:
             row = stored.get(spec.id)
             if row is None:
@@ -475,31 +504,18 @@ class _Plan:
         wanted_pieces = {a.last_response_id for a in attacks} - batch_pieces - {None}
         wanted_scores = {a.last_score_id for a in attacks} - batch_scores - {None}
         wanted_scenarios = {a.attribution_parent_id for a in attacks} - batch_scenarios - {None}
-        known_pieces = set(
-            MessagePiece.objects.filter(id__in=wanted_pieces).values_list("id", flat=True)
-            if wanted_pieces
-            else []
-        )
-        known_scores = set(
-            Score.objects.filter(id__in=wanted_scores).values_list("id", flat=True)
-            if wanted_scores
-            else []
-        )
-        known_scenarios = set(
-            ScenarioResult.objects.filter(id__in=wanted_scenarios).values_list("id", flat=True)
-            if wanted_scenarios
-            else []
-        )
+        known_pieces = existing_values(MessagePiece, "id", wanted_pieces)
+        known_scores = existing_values(Score, "id", wanted_scores)
+        known_scenarios = existing_values(ScenarioResult, "id", wanted_scenarios)
+        known_pieces |= batch_pieces
+        known_scores |= batch_scores
+        known_scenarios |= batch_scenarios
         for spec in attacks:
             path = batch.path_of(spec)
             for key, value, known in (
-                ("last_response", spec.last_response_id, known_pieces | batch_pieces),
-                ("last_score", spec.last_score_id, known_scores | batch_scores),
-                (
-                    "attribution_parent_id",
-                    spec.attribution_parent_id,
-                    known_scenarios | batch_scenarios,
-                ),
+                ("last_response", spec.last_response_id, known_pieces),
+                ("last_score", spec.last_score_id, known_scores),
+                ("attribution_parent_id", spec.attribution_parent_id, known_scenarios),
             ):
                 if value is not None and value not in known:
                     what = {"last_response": "piece", "last_score": "score"}.get(
@@ -511,12 +527,17 @@ class _Plan:
                             f"refers to {what} {value}, which is neither in this batch nor stored",
                         )
                     )
-        self.attacks_existing = {
-            a.id: a
-            for a in AttackResult.objects.filter(id__in=[a.id for a in attacks]).select_related(
-                "conversation", "attack_identifier", "atomic_attack_identifier"
-            )
-        }
+        stored_attacks = existing_values(AttackResult, "id", [a.id for a in attacks])
+        self.attacks_existing = (
+            {
+                a.id: a
+                for a in AttackResult.objects.filter(id__in=stored_attacks).select_related(
+                    "conversation", "attack_identifier", "atomic_attack_identifier"
+                )
+            }
+            if stored_attacks
+            else {}
+        )
         if self.attacks_existing:
             self.related_existing = set(
                 RelatedConversation.objects.filter(
@@ -532,10 +553,13 @@ class _Plan:
         self._write_scenarios()
         self._write_conversations()
         self._write_pieces()
+        self._write_scorable_contents()
         self._write_scores()
         self._write_attacks()
         self._write_tags()
         self.seeds.write()
+        # the seed plan decides created / updated / unchanged only while writing
+        self.status.update(self.seeds.status)
 
     def _collect_tags(self) -> None:
         """Per conversation: the labels, harm categories and earliest time the batch adds.
@@ -634,8 +658,7 @@ class _Plan:
             else:
                 self.status[path] = UNCHANGED
         insert_ignore(creates)
-        if updates:
-            ScenarioResult.objects.bulk_update(updates, [*fields, "updated_at"])
+        update_rows(ScenarioResult, [*fields, "updated_at"], updates)
 
     def _scenario_values(
         self, spec: ScenarioResultSpec, existing: ScenarioResult | None
@@ -671,6 +694,8 @@ class _Plan:
             if target is not None and piece.spec.id not in self.pieces_existing:
                 piece_targets.setdefault(piece.conversation_id, target)
         new = [cid for cid in self.conversation_ids if cid not in self.existing_conversations]
+        meta_version = batch.meta.get("pyrit_version")
+        meta_version = meta_version if isinstance(meta_version, str) else ""
         creates = []
         for cid in sorted(new):
             entity = entities.get(cid)
@@ -685,9 +710,7 @@ class _Plan:
                     target_identifier=self._row(target or piece_targets.get(cid)),
                     retries=entity.retries if entity else [],
                     extra=entity.extra if entity else {},
-                    pyrit_version=batch.meta.get("pyrit_version") or ""
-                    if isinstance(batch.meta.get("pyrit_version"), str)
-                    else "",
+                    pyrit_version=(entity.pyrit_version if entity else "") or meta_version,
                 )
             )
         # Another writer may create the same conversation concurrently: theirs is kept.
@@ -732,15 +755,16 @@ class _Plan:
             if (m.conversation_id, m.sequence) not in self.messages_existing
         ]
         new_keys = {(m.conversation_id, m.sequence) for m in new_messages}
-        insert_ignore(
+        insert_rows(
+            Message,
             [
-                Message(
-                    conversation=self.existing_conversations[m.conversation_id],
-                    sequence=m.sequence,
-                    role=m.role,
-                )
+                {
+                    "conversation_id": self.existing_conversations[m.conversation_id].pk,
+                    "sequence": m.sequence,
+                    "role": m.role,
+                }
                 for m in new_messages
-            ]
+            ],
         )
         if new_messages:
             conversation_pks = {
@@ -851,6 +875,24 @@ class _Plan:
             extra=spec.extra,
         )
 
+    def _write_scorable_contents(self) -> None:
+        creates = []
+        for content in self.batch.scorable_contents:
+            if content.id in self.contents_stored:
+                continue
+            self.contents_stored.add(content.id)
+            creates.append(
+                dict(
+                    id=content.id,
+                    value=content.value,
+                    value_sha256=content.value_sha256 or sha256_text(content.value),
+                    data_type=content.data_type,
+                    timestamp=content.timestamp or _now(),
+                )
+            )
+            self.status[self.batch.path_of(content)] = CREATED
+        insert_rows(ScorableContent, creates)
+
     def _write_scores(self) -> None:
         creates = []
         for spec in self.batch.scores:
@@ -872,6 +914,9 @@ class _Plan:
                     objective=spec.objective,
                     status=spec.status,
                     scorable=spec.scorable,
+                    scorable_content_id=content_id
+                    if (content_id := _content_id(spec.scorable)) in self.contents_stored
+                    else None,
                     pyrit_version=spec.pyrit_version,
                     extra=spec.extra,
                 )
@@ -974,11 +1019,11 @@ class _Plan:
                 if existing is not None and self.status[path] == UNCHANGED:
                     self.status[path] = UPDATED
         insert_ignore(creates)
-        if updates:
-            AttackResult.objects.bulk_update(
-                updates,
-                [name.removesuffix("_id") for name in self._ATTACK_FIELDS] + ["updated_at"],
-            )
+        update_rows(
+            AttackResult,
+            [name.removesuffix("_id") for name in self._ATTACK_FIELDS] + ["updated_at"],
+            updates,
+        )
         insert_ignore(related)
 
     def _write_tags(self) -> None:
@@ -1013,10 +1058,7 @@ class _Plan:
             row.updated_at = _now()
             conversation_updates.append(row)
             changed_fields |= names
-        if conversation_updates:
-            Conversation.objects.bulk_update(
-                conversation_updates, sorted(changed_fields | {"updated_at"})
-            )
+        update_rows(Conversation, sorted(changed_fields | {"updated_at"}), conversation_updates)
 
         attack_labels = {pk: labels for pk, (labels, _, _) in self.attack_tags.items()}
         attack_harms = {pk: harms for pk, (_, harms, _) in self.attack_tags.items()}
@@ -1081,6 +1123,16 @@ def _media_values(spec: PieceSpec) -> list[tuple[str, str, str | None]]:
     return [v for v in found if is_media_value(v[1], v[0])]
 
 
+def _content_id(scorable: dict[str, Any] | None) -> uuid.UUID | None:
+    """The stored loose content a 1.1.0 score judged (``scorable_type`` ``content_entry``)."""
+    if not scorable or scorable.get("scorable_type") != "content_entry":
+        return None
+    try:
+        return uuid.UUID(str(scorable.get("content_id")))
+    except ValueError:
+        return None
+
+
 def _strategy(spec: AttackResultSpec) -> ids.ComponentIdentifier | None:
     from memory.services import attack_strategy_identifier
 
@@ -1122,10 +1174,11 @@ def _harm_rows(names: set[str]) -> dict[str, int]:
 
 
 def _link(through: Any, owner: str, target: str, owners: dict[Any, Any], targets: Any) -> None:
-    rows = [
-        through(**{owner: pk, target: target_pk})
-        for pk, values in owners.items()
-        for target_pk in set(targets(values))
-    ]
-    if rows:
-        insert_ignore(rows)
+    insert_rows(
+        through,
+        [
+            {owner: pk, target: target_pk}
+            for pk, values in owners.items()
+            for target_pk in set(targets(values))
+        ],
+    )

@@ -1,4 +1,4 @@
-"""URLs of the upload pages."""
+"""URLs of the upload pages (``/imports/``)."""
 
 from django.urls import path
 
@@ -6,4 +6,6 @@ from memory.uploads import views
 
 urlpatterns = [
     path("", views.import_list, name="import-list"),
+    path("<uuid:job_id>/", views.import_detail, name="import-detail"),
+    path("<uuid:job_id>/status/", views.import_status, name="import-status"),
 ]

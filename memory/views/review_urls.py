@@ -1,3 +1,25 @@
-"""URLs of the attack and conversation pages and of human verdicts."""
+"""URLs of the attack and conversation pages, human verdicts and scores, and preferences.
 
-urlpatterns: list = []
+Pages are addressed by PyRIT's own ids, so an ``attack_result_id`` or ``conversation_id``
+printed by PyRIT opens the right page.
+"""
+
+from django.urls import path
+
+from memory.views import detail, preferences, verdicts
+
+urlpatterns = [
+    path("attacks/<uuid:attack_result_id>/", detail.attack_detail, name="attack-detail"),
+    path(
+        "attacks/<uuid:attack_result_id>/verdicts/",
+        verdicts.verdict_record,
+        name="attack-verdict",
+    ),
+    path(
+        "conversations/<str:conversation_id>/",
+        detail.conversation_detail,
+        name="conversation-detail",
+    ),
+    path("pieces/<uuid:piece_id>/human-score/", verdicts.human_score, name="piece-human-score"),
+    path("preferences/", preferences.preferences, name="preferences"),
+]

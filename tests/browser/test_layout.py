@@ -31,3 +31,45 @@ def test_navigation_fits_and_every_entry_opens(login_page, live_server, viewer, 
     overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
     assert overflow <= 0
     shot(page, f"layout-home-{width}")
+
+
+def test_the_skip_link_is_the_first_tab_stop_and_jumps_to_the_content(
+    login_page, live_server, viewer
+):
+    page = login_page(viewer)
+    page.goto(f"{live_server.url}/attacks/")
+    page.keyboard.press("Tab")
+    focused = page.evaluate("document.activeElement.className")
+    assert focused == "skip-link"
+    box = page.locator(".skip-link").bounding_box()
+    assert box is not None and box["x"] >= 0 and box["y"] >= 0  # on screen once focused
+    page.keyboard.press("Enter")
+    assert page.evaluate("document.activeElement.id") == "main"
+
+
+def test_keyboard_focus_is_visible(login_page, live_server, viewer):
+    page = login_page(viewer)
+    page.goto(f"{live_server.url}/")
+    page.keyboard.press("Tab")  # skip link
+    page.keyboard.press("Tab")  # brand
+    page.keyboard.press("Tab")  # first navigation entry
+    outline = page.evaluate(
+        "(() => { const s = getComputedStyle(document.activeElement);"
+        " return [document.activeElement.textContent.trim(), s.outlineStyle, s.outlineWidth]; })()"
+    )
+    assert outline[0] == "Attacks"
+    assert outline[1] != "none" and outline[2] != "0px"
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_login_page_fits(anon_page, live_server, shot, width):
+    page = anon_page
+    page.set_viewport_size({"width": width, "height": 800})
+    page.goto(f"{live_server.url}/login/")
+    assert page.evaluate("document.activeElement.id") == "id_username"
+    assert page.evaluate("document.documentElement.scrollWidth - window.innerWidth") <= 0
+    shot(page, f"layout-login-{width}")
+    page.fill("#id_username", "nobody")
+    page.fill("#id_password", "wrong")
+    page.click("button[type=submit]")
+    assert "didn't match" in page.get_by_role("alert").inner_text()

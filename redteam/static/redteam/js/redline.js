@@ -9,4 +9,18 @@
     var box = document.getElementById("global-q");
     if (box) { event.preventDefault(); box.focus(); box.select(); }
   });
+
+  // Filter panels start folded on phones, so the results are on the first screen; they stay
+  // open (the no-JavaScript default) everywhere else.
+  function foldOnNarrow() {
+    if (!window.matchMedia("(max-width: 800px)").matches) return;
+    document.querySelectorAll("details[data-collapse-narrow][open]").forEach(function (panel) {
+      panel.removeAttribute("open");
+    });
+  }
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", foldOnNarrow);
+  } else {
+    foldOnNarrow();
+  }
 })();

@@ -1,0 +1,1142 @@
+"""Dashboard aggregates: one function per widget, each a fixed number of queries.
+
+Every widget counts the attacks of a :class:`Scope` — the attack results left by the shared
+``AttackResultFilter`` — by outcome, per group. Each group carries the filter parameters that
+select exactly its attacks (``Group.params``), so a drill-down link is the scope's own
+parameters plus the group's. Where no parameter of the filter contract can express a group
+("no harm category", "no model name"), ``params`` is ``None`` and the page shows the number
+without a link.
+
+Outcome source: ``automated`` counts PyRIT's ``outcome``; ``human`` counts the newest human
+verdict where there is one, else the automated outcome (the filter's ``effective_outcome``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from enum import StrEnum
+from typing import Any
+
+from django.db import connections
+from django.db.models import (
+    BigIntegerField,
+    Count,
+    Exists,
+    Expression,
+    ExpressionWrapper,
+    F,
+    IntegerField,
+    OuterRef,
+    Q,
+    QuerySet,
+    Subquery,
+)
+from django.db.models.functions import Cast, Coalesce, Floor, Least, Substr, TruncDay
+from django.utils import timezone
+
+from memory.choices import AttackOutcome, ScoreType
+from memory.dashboards.stats import (
+    HISTOGRAM_BINS,
+    Agreement,
+    OutcomeCounts,
+    agreement,
+)
+from memory.models import (
+    AttackResult,
+    ComponentIdentifier,
+    Conversation,
+    Label,
+    MessagePiece,
+    PieceConverter,
+    RelatedConversation,
+    Score,
+)
+
+Params = tuple[tuple[str, str], ...]
+
+
+class Source(StrEnum):
+    """Whose judgement of an attack the dashboard counts."""
+
+    AUTOMATED = "automated"
+    HUMAN = "human"
+
+
+OUTCOME_PARAM = {Source.AUTOMATED: "outcome", Source.HUMAN: "effective_outcome"}
+
+
+def outcome_expression(source: Source, prefix: str = "") -> Expression:
+    """The outcome column (automated) or the newest human verdict over it (human).
+
+    ``prefix`` is the path to the attack from another model (``"attackresult__"``).
+    """
+    if source == Source.HUMAN:
+        return Coalesce(F(f"{prefix}human_outcome"), F(f"{prefix}outcome"))
+    return F(f"{prefix}outcome")
+
+
+def id_key(path: str) -> Expression:
+    """A foreign-key column to group by, written ``column + 0``.
+
+    The ``+ 0`` stops SQLite from walking the column's own (non-covering) index to avoid a
+    sort; it then scans the narrow covering dashboard index instead, 4× less work at 100,000
+    attacks (see ``docs/dashboards.md``). PostgreSQL hashes either way.
+    """
+    return ExpressionWrapper(F(path) + 0, output_field=BigIntegerField())
+
+
+@dataclass(frozen=True)
+class Scope:
+    """What every widget aggregates: the filtered attacks and how to count and link them.
+
+    ``params`` are the filter parameters that produced ``attacks`` (name, raw value), in
+    request order; drill-down links start from them.
+    """
+
+    attacks: QuerySet
+    source: Source = Source.AUTOMATED
+    params: Params = ()
+
+    @property
+    def outcome(self) -> Expression:
+        return outcome_expression(self.source)
+
+    @property
+    def filtered(self) -> bool:
+        """Whether any filter narrows the attacks (else the scope is the whole memory)."""
+        return bool(self.params)
+
+    @property
+    def vendor(self) -> str:
+        return connections[self.attacks.db].vendor
+
+    def pks(self) -> QuerySet:
+        """The scope's attack ids, as a subquery."""
+        return self.attacks.values("pk")
+
+    @property
+    def outcome_param(self) -> str:
+        return OUTCOME_PARAM[self.source]
+
+    def values_of(self, name: str) -> list[str]:
+        """The raw values given for filter parameter ``name``."""
+        return [value for key, value in self.params if key == name]
+
+    def unjoined(self) -> QuerySet:
+        """The attacks as ``id IN (…)`` of the filtered set.
+
+        A filter on a many-to-many path (harm categories) joins it; grouping by the same path
+        afterwards would reuse that join and see only the filtered value. Grouping over the
+        wrapped set gets a join of its own.
+        """
+        if not self.values_of("harm_category"):
+            return self.attacks
+        return AttackResult.objects.filter(pk__in=self.attacks.values("pk"))
+
+
+# --- groups and dimensions -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Group:
+    """One bar or table row: a group key, its outcome counts, and the parameters selecting it."""
+
+    key: Any
+    label: str
+    counts: OutcomeCounts
+    params: Params | None
+    members: tuple[Any, ...] = ()
+
+    @property
+    def linkable(self) -> bool:
+        return self.params is not None
+
+
+@dataclass(frozen=True)
+class Dimension:
+    """A way to group attacks: the SQL key it groups by, how a key becomes a name, and the
+    filter parameter that selects a name's attacks.
+
+    ``path`` is grouped by. With ``resolve`` it is an identifier id, turned into the
+    identifier's class name (``"class"``) or ``model_name`` param (``"model"``) in Python —
+    grouping by the narrow integer and merging ids with the same name is much cheaper than
+    joining the identifier rows into the scan. ``multi``: an attack can belong to several
+    groups (counted once in each). ``single_param``: the filter parameter takes one value,
+    so with it already in the scope only that value's group can be linked exactly.
+    """
+
+    name: str
+    title: str
+    param: str
+    multi: bool = False
+    single_param: bool = True
+    path: str = ""
+    resolve: str = ""
+    none_label: str = "(not set)"
+
+    def expression(self, label_key: str | None = None) -> Expression:
+        if self.name == "label":
+            return Subquery(
+                Label.objects.filter(attack_results=OuterRef("pk"), key=label_key or "").values(
+                    "value"
+                )[:1]
+            )
+        return id_key(self.path) if self.resolve else F(self.path)
+
+    def param_value(self, key: Any, label_key: str | None = None) -> str | None:
+        """The filter parameter value selecting ``key``'s attacks, or None if none can."""
+        if not isinstance(key, str) or key == "":
+            return None
+        if self.name == "label":
+            # ``labels=key:value`` splits at the first colon.
+            if not label_key or ":" in label_key:
+                return None
+            return f"{label_key}:{key}"
+        if self.param != "harm_category" and key != key.strip():
+            # Single-valued filters strip their value; such a key cannot be asked for.
+            return None
+        return key
+
+    def group_params(self, key: Any, label_key: str | None = None) -> Params | None:
+        value = self.param_value(key, label_key)
+        return None if value is None else ((self.param, value),)
+
+
+DIMENSIONS: dict[str, Dimension] = {
+    d.name: d
+    for d in [
+        Dimension(
+            "attack_class",
+            "Attack class",
+            "attack_class",
+            path="attack_identifier_id",
+            resolve="class",
+            none_label="(no attack identifier)",
+        ),
+        Dimension(
+            "target_model",
+            "Objective target (model)",
+            "target_model",
+            path="conversation__target_identifier_id",
+            resolve="model",
+            none_label="(no model name)",
+        ),
+        Dimension(
+            "converter",
+            "Converter (any in the chain)",
+            "converter_class",
+            multi=True,
+            none_label="(no converter)",
+        ),
+        Dimension(
+            "harm_category",
+            "Harm category",
+            "harm_category",
+            multi=True,
+            single_param=False,
+            path="harm_category_index__name",
+            none_label="(no harm category)",
+        ),
+        Dimension(
+            "dataset",
+            "Seed dataset",
+            "dataset",
+            multi=True,
+            none_label="(objective in no dataset)",
+        ),
+        Dimension(
+            "label",
+            "Label",
+            "labels",
+            single_param=False,
+            none_label="(label not set)",
+        ),
+        Dimension(
+            "scorer",
+            "Objective scorer (last score)",
+            "scorer_class",
+            path="last_score__scorer_class_identifier_id",
+            resolve="class",
+            none_label="(no score)",
+        ),
+        Dimension(
+            "eval_hash",
+            "Attack configuration (eval hash)",
+            "eval_hash",
+            multi=True,
+            none_label="(no eval hash)",
+        ),
+    ]
+}
+#: Dimensions a heat map axis can use (one SQL expression each, at most one row per attack
+#: and axis value). Converters are left out: "no converter" needs a pass of its own.
+AXIS_DIMENSIONS = ("attack_class", "target_model", "scorer", "harm_category", "label")
+TREND_SPLITS = ("attack_class", "target_model")
+
+
+def identifier_names(ids: Iterable[int | None]) -> dict[int, dict[str, Any]]:
+    """``{id: {"class": …, "model": …, "hash": …, "eval_hash": …}}`` for identifier ids.
+
+    One query, always (an empty id list asks for id 0), so widget query counts are fixed.
+    """
+    wanted = [i for i in set(ids) if i is not None] or [0]
+    rows = ComponentIdentifier.objects.filter(pk__in=wanted).values(
+        "pk", "class_name", "hash", "eval_hash", model=F("params__model_name")
+    )
+    return {
+        row["pk"]: {
+            "class": row["class_name"],
+            "model": row["model"] if isinstance(row["model"], str) else None,
+            "hash": row["hash"],
+            "eval_hash": row["eval_hash"],
+        }
+        for row in rows
+    }
+
+
+def _name(dimension: Dimension, key: Any, names: dict[int, dict[str, Any]]) -> Any:
+    """The group name of a raw key (an identifier id for resolved dimensions)."""
+    if not dimension.resolve:
+        return key
+    if key is None or key not in names:
+        return None
+    return names[key][dimension.resolve]
+
+
+@dataclass(frozen=True)
+class Breakdown:
+    """Success rates of one dimension's groups (sorted: highest rate first, undecided last)."""
+
+    dimension: Dimension
+    groups: list[Group]
+    label_key: str | None = None
+
+    @property
+    def title(self) -> str:
+        if self.dimension.name == "label":
+            return f"Label “{self.label_key}”" if self.label_key else "Label"
+        return self.dimension.title
+
+
+def _sorted(groups: Iterable[Group]) -> list[Group]:
+    def order(group: Group) -> tuple:
+        asr = group.counts.asr
+        return (
+            group.key is None,
+            asr is None,
+            -(asr or 0.0),
+            -group.counts.n,
+            -group.counts.attacks,
+            str(group.key),
+        )
+
+    return sorted(groups, key=order)
+
+
+def _counts_by_key(rows: Iterable[dict[str, Any]], *keys: str) -> dict[Any, OutcomeCounts]:
+    """``{key (or tuple of keys): OutcomeCounts}`` from ``values(...).annotate(count=…)`` rows."""
+    out: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+    for row in rows:
+        key = row[keys[0]] if len(keys) == 1 else tuple(row[k] for k in keys)
+        out[key] = out[key].with_outcome(row["out"], row["count"])
+    return dict(out)
+
+
+def _restricted(scope: Scope, dimension: Dimension, key: Any, label_key: str | None) -> bool:
+    """Whether ``key``'s group must be left out because the scope already pins the parameter.
+
+    With ``converter_class=X`` in the scope, an attack also using converter Y is counted
+    under Y too, but ``converter_class`` takes one value: no link could select "X and Y".
+    Only X's group is kept, so every group shown is exactly what its link selects.
+    """
+    if not dimension.single_param:
+        return False
+    pinned = scope.values_of(dimension.param)
+    return bool(pinned) and dimension.param_value(key, label_key) != pinned[-1]
+
+
+def _build_groups(
+    scope: Scope, dimension: Dimension, counts: dict[Any, OutcomeCounts], label_key: str | None
+) -> list[Group]:
+    groups = []
+    for key, value in counts.items():
+        if _restricted(scope, dimension, key, label_key):
+            continue
+        groups.append(
+            Group(
+                key=key,
+                label=dimension.none_label if key is None else str(key),
+                counts=value,
+                params=dimension.group_params(key, label_key),
+            )
+        )
+    return _sorted(groups)
+
+
+# --- headline ----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Headline:
+    """The scope at a glance: attacks by outcome and how many carry a human verdict."""
+
+    counts: OutcomeCounts
+    human_reviewed: int
+
+
+@dataclass(frozen=True)
+class Volume:
+    """The conversations, pieces and scores behind the scope's attacks.
+
+    ``whole_memory``: no filter is set, so these are everything stored (including
+    conversations no attack points to), counted from the tables directly.
+    """
+
+    conversations: int
+    pieces: int
+    scores: int
+    whole_memory: bool = False
+
+
+def outcome_totals(scope: Scope) -> OutcomeCounts:
+    """Outcome counts of the whole scope. One query."""
+    rows = scope.attacks.values(out=scope.outcome).annotate(count=Count("*")).order_by()
+    total = OutcomeCounts()
+    for row in rows:
+        total = total.with_outcome(row["out"], row["count"])
+    return total
+
+
+def scope_conversation_ids(scope: Scope) -> QuerySet:
+    """Ids of the conversations behind the scope's attacks: main and related ones (spec §7).
+
+    A UNION, so both databases can hash or index-search it once instead of testing every
+    conversation against two subqueries.
+    """
+    related = RelatedConversation.objects.filter(attack_result__in=scope.pks())
+    return scope.attacks.values("conversation_id").union(related.values("conversation_id"))
+
+
+def scope_conversations(scope: Scope) -> QuerySet:
+    """The conversations behind the scope's attacks."""
+    return Conversation.objects.filter(pk__in=scope_conversation_ids(scope))
+
+
+def scope_pieces(scope: Scope) -> QuerySet:
+    """Every piece of :func:`scope_conversations` (matched on the message's conversation id,
+    so the conversation table is not read)."""
+    return MessagePiece.objects.filter(message__conversation_id__in=scope_conversation_ids(scope))
+
+
+def scope_scores(scope: Scope) -> QuerySet:
+    """Scores of the scope's pieces, joined as PyRIT joins them (by original_prompt_id);
+    every score when nothing is filtered."""
+    if not scope.filtered:
+        return Score.objects.all()
+    return Score.objects.filter(
+        message_piece_id__in=scope_pieces(scope).values("original_prompt_id")
+    )
+
+
+def headline(scope: Scope) -> Headline:
+    """Attacks by outcome and attacks with a human verdict. Two queries."""
+    return Headline(
+        counts=outcome_totals(scope),
+        human_reviewed=scope.attacks.filter(human_outcome__isnull=False).count(),
+    )
+
+
+def volume(scope: Scope) -> Volume:
+    """Conversations (main and related), pieces and scores behind the attacks. Three queries.
+
+    Unfiltered, these are plain table counts; filtered, they follow the attacks to their
+    conversations, which costs in proportion to the pieces behind them.
+    """
+    if scope.filtered:
+        conversations = scope_conversations(scope).count()
+        pieces = scope_pieces(scope).count()
+    else:
+        conversations = Conversation.objects.count()
+        pieces = MessagePiece.objects.count()
+    return Volume(
+        conversations=conversations,
+        pieces=pieces,
+        scores=scope_scores(scope).count(),
+        whole_memory=not scope.filtered,
+    )
+
+
+# --- breakdowns ----------------------------------------------------------------------------------
+
+
+def breakdown(scope: Scope, name: str, *, label_key: str | None = None) -> Breakdown:
+    """Success rate per group of dimension ``name``.
+
+    Two queries (grouping, then identifier names or outcome totals; one for harm categories,
+    three for converters). The label dimension groups by the value of label ``label_key``.
+    """
+    dimension = DIMENSIONS[name]
+    if name == "dataset":
+        return _dataset_breakdown(scope, dimension)
+    if name == "eval_hash":
+        return eval_hash_breakdown(scope)
+    if name == "converter":
+        return _converter_breakdown(scope, dimension)
+    if name == "label":
+        return _label_breakdown(scope, dimension, label_key)
+    rows = list(
+        _grouping_source(scope, [dimension])
+        .values(key=dimension.expression(label_key), out=scope.outcome)
+        .annotate(count=Count("*"))
+        .order_by()
+    )
+    names = identifier_names(row["key"] for row in rows) if dimension.resolve else {}
+    counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+    for row in rows:
+        key = _name(dimension, row["key"], names)
+        counts[key] = counts[key].with_outcome(row["out"], row["count"])
+    return Breakdown(dimension, _build_groups(scope, dimension, dict(counts), label_key), label_key)
+
+
+def _grouping_source(scope: Scope, dimensions: list[Dimension]) -> QuerySet:
+    """The attacks to group; unjoined when a dimension walks the harm-category relation."""
+    if any(d.name == "harm_category" for d in dimensions):
+        return scope.unjoined()
+    return scope.attacks
+
+
+def _label_breakdown(scope: Scope, dimension: Dimension, label_key: str | None) -> Breakdown:
+    """Per value of label ``label_key``, from the label link table. Three queries.
+
+    The key's label ids are read first and the links filtered by them: joined to the label
+    table instead, PostgreSQL misjudges the tiny label table and loops over every
+    (attack, label) pair, ten times slower with a label filter in the scope. An attack has
+    at most one value per key, so "not set" is the scope's totals minus the labelled attacks.
+    """
+    values = dict(Label.objects.filter(key=label_key or "").values_list("pk", "value"))
+    links = AttackResult.label_index.through.objects.filter(label_id__in=list(values) or [0])
+    if scope.filtered:
+        links = links.filter(attackresult_id__in=scope.pks())
+    rows = [
+        {**row, "key": values.get(row["key"])}
+        for row in links.values(
+            key=F("label_id"), out=outcome_expression(scope.source, "attackresult__")
+        )
+        .annotate(count=Count("*"))
+        .order_by()
+    ]
+    counts = _counts_by_key(rows, "key")
+    labelled = sum(counts.values(), OutcomeCounts())
+    total = outcome_totals(scope)
+    rest = OutcomeCounts(
+        total.successes - labelled.successes,
+        total.failures - labelled.failures,
+        total.undetermined - labelled.undetermined,
+        total.errors - labelled.errors,
+    )
+    if rest.attacks:
+        counts[None] = rest
+    if not label_key:
+        return Breakdown(dimension, [], label_key)
+    return Breakdown(dimension, _build_groups(scope, dimension, counts, label_key), label_key)
+
+
+def _converter_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
+    """Per converter class anywhere in the chain of any piece of the main conversation.
+
+    Reads the distinct (converter, attack) pairs from the converter links (a converter used
+    on several pieces, or two configurations of one class, count the attack once), then the
+    scope's totals for "no converter". Three queries; the first costs in proportion to the
+    converted pieces.
+    """
+    attack = "piece__message__conversation__attack_results__"
+    links = PieceConverter.objects.filter(**{f"{attack}in": scope.pks()} if scope.filtered else {})
+    if not scope.filtered:
+        links = links.filter(**{f"{attack}isnull": False})
+    # order_by(): the model's default ordering would join the DISTINCT and defeat it.
+    rows = (
+        links.values_list("identifier_id", f"{attack}id", outcome_expression(scope.source, attack))
+        .order_by()
+        .distinct()
+    )
+    per_identifier: dict[int, list[tuple[Any, str]]] = defaultdict(list)
+    for identifier_id, attack_id, outcome in rows:
+        per_identifier[identifier_id].append((attack_id, outcome))
+    names = identifier_names(per_identifier)
+    per_class: dict[str, dict[Any, str]] = defaultdict(dict)
+    converted: dict[Any, str] = {}
+    for identifier_id, pairs in per_identifier.items():
+        for attack_id, outcome in pairs:
+            per_class[names[identifier_id]["class"]][attack_id] = outcome
+            converted[attack_id] = outcome
+    counts: dict[Any, OutcomeCounts] = {
+        name: _tally(attacks.values()) for name, attacks in per_class.items()
+    }
+    total = outcome_totals(scope)
+    with_any = _tally(converted.values())
+    rest = OutcomeCounts(
+        total.successes - with_any.successes,
+        total.failures - with_any.failures,
+        total.undetermined - with_any.undetermined,
+        total.errors - with_any.errors,
+    )
+    if rest.attacks:
+        counts[None] = rest
+    return Breakdown(dimension, _build_groups(scope, dimension, counts, None))
+
+
+def _tally(outcomes: Iterable[str]) -> OutcomeCounts:
+    counter: dict[str, int] = defaultdict(int)
+    for outcome in outcomes:
+        counter[outcome] += 1
+    total = OutcomeCounts()
+    for outcome, count in counter.items():
+        total = total.with_outcome(outcome, count)
+    return total
+
+
+def _dataset_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
+    """Per seed dataset holding the objective (by content hash). Two queries.
+
+    The filter's rule: a seed with ``value_sha256 == objective_sha256`` in a curated dataset
+    counts for that dataset's name, a seed without one for the ``dataset_name`` it carries.
+    There is no foreign key from attacks to seeds, so the (small) objective → dataset map is
+    read once and the per-objective outcome counts are summed into it.
+    """
+    from seeds.models import Seed
+
+    by_objective = (
+        scope.attacks.values("objective_sha256", out=scope.outcome)
+        .annotate(count=Count("*"))
+        .order_by()
+    )
+    per_objective = _counts_by_key(by_objective, "objective_sha256")
+    datasets: dict[str, set[str]] = defaultdict(set)
+    seeds = (
+        # A subquery, not the hashes: there can be more distinct objectives than SQLite
+        # accepts parameters.
+        Seed.objects.filter(value_sha256__in=scope.attacks.values("objective_sha256"))
+        .annotate(key=Coalesce(F("dataset__name"), F("dataset_name")))
+        .filter(key__isnull=False)
+        .values_list("value_sha256", "key")
+        .distinct()
+    )
+    for digest, key in seeds:
+        datasets[digest].add(key)
+    counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+    for digest, value in per_objective.items():
+        for key in datasets.get(digest) or [None]:
+            counts[key] = counts[key] + value
+    return Breakdown(dimension, _build_groups(scope, dimension, dict(counts), None))
+
+
+def eval_hash_breakdown(scope: Scope) -> Breakdown:
+    """Group attacks by eval hash: the same logical attack across endpoints (spec §10.7).
+
+    An attack belongs to the group of its atomic-attack identifier's eval hash (PyRIT stamps
+    one there) and of its attack identifier's (when it carries one), exactly as the filter's
+    ``eval_hash`` matches either. Each group lists its concrete identifiers (``members``:
+    hash, class, targets, counts), each selecting its attacks with ``identifier=<hash>``.
+    Two queries: counts per identifier pair and target, then the identifiers.
+    """
+    dimension = DIMENSIONS["eval_hash"]
+    rows = list(
+        scope.attacks.values(
+            atomic=id_key("atomic_attack_identifier_id"),
+            strategy=id_key("attack_identifier_id"),
+            target=id_key("conversation__target_identifier_id"),
+            out=scope.outcome,
+        )
+        .annotate(count=Count("*"))
+        .order_by()
+    )
+    names = identifier_names(
+        i for row in rows for i in (row["atomic"], row["strategy"], row["target"])
+    )
+
+    def eval_of(identifier_id: int | None) -> str | None:
+        return names[identifier_id]["eval_hash"] if identifier_id in names else None
+
+    totals: dict[str, OutcomeCounts] = defaultdict(OutcomeCounts)
+    members: dict[str, dict[int, dict[str, Any]]] = defaultdict(dict)
+    for row in rows:
+        atomic_eval, strategy_eval = eval_of(row["atomic"]), eval_of(row["strategy"])
+        strategy = names.get(row["strategy"], {})
+        target = names.get(row["target"], {}).get("model")
+        # An attack whose two identifiers share the eval hash is in that group once.
+        for digest in {atomic_eval, strategy_eval} - {None}:
+            totals[digest] = totals[digest].with_outcome(row["out"], row["count"])
+        for identifier_id, digest in (
+            (row["atomic"], atomic_eval),
+            (row["strategy"], strategy_eval),
+        ):
+            if digest is None:
+                continue
+            info = names[identifier_id]
+            member = members[digest].setdefault(
+                identifier_id,
+                {
+                    "hash": info["hash"],
+                    "class_name": info["class"],
+                    "attack_classes": set(),
+                    "targets": set(),
+                    "counts": OutcomeCounts(),
+                },
+            )
+            member["counts"] = member["counts"].with_outcome(row["out"], row["count"])
+            if strategy.get("class"):
+                member["attack_classes"].add(strategy["class"])
+            if target:
+                member["targets"].add(target)
+    groups = []
+    for digest, counts in totals.items():
+        if _restricted(scope, dimension, digest, None):
+            continue
+        group_members = sorted(
+            (
+                {
+                    **m,
+                    "attack_classes": sorted(m["attack_classes"]),
+                    "targets": sorted(m["targets"]),
+                    "params": (("identifier", m["hash"]),),
+                }
+                for m in members[digest].values()
+            ),
+            key=lambda m: (-m["counts"].attacks, m["hash"]),
+        )
+        classes = sorted({c for m in group_members for c in m["attack_classes"]})
+        groups.append(
+            Group(
+                key=digest,
+                # The short hash first: a chart label cut to fit still tells groups apart.
+                label=f"{digest[:8]} · {' / '.join(classes) or group_members[0]['class_name']}",
+                counts=counts,
+                params=(("eval_hash", digest),),
+                members=tuple(group_members),
+            )
+        )
+    # Most-used configurations first: there can be hundreds, and the page shows the top ones.
+    groups.sort(key=lambda g: (-g.counts.attacks, g.key))
+    return Breakdown(dimension, groups)
+
+
+# --- heat map -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HeatCell:
+    """One cell of the heat map; ``params`` select its attacks (None: not expressible)."""
+
+    counts: OutcomeCounts
+    params: Params | None
+
+
+@dataclass(frozen=True)
+class HeatMap:
+    """Success rate per (row group, column group) with n per cell."""
+
+    rows: Dimension
+    cols: Dimension
+    row_keys: list[Any]
+    col_keys: list[Any]
+    cells: dict[tuple[Any, Any], HeatCell]
+    label_key: str | None = None
+
+    def cell(self, row: Any, col: Any) -> HeatCell | None:
+        return self.cells.get((row, col))
+
+    def label(self, dimension: Dimension, key: Any) -> str:
+        return dimension.none_label if key is None else str(key)
+
+
+def heatmap(scope: Scope, rows: str, cols: str, *, label_key: str | None = None) -> HeatMap:
+    """Success rate for every combination of two dimensions. Two queries (one without an
+    identifier-based axis)."""
+    if rows not in AXIS_DIMENSIONS or cols not in AXIS_DIMENSIONS:
+        raise ValueError(f"heat map axes must be among {AXIS_DIMENSIONS}")
+    row_dim, col_dim = DIMENSIONS[rows], DIMENSIONS[cols]
+    data = list(
+        _grouping_source(scope, [row_dim, col_dim])
+        .values(
+            row=row_dim.expression(label_key),
+            col=col_dim.expression(label_key),
+            out=scope.outcome,
+        )
+        .annotate(count=Count("*"))
+        .order_by()
+    )
+    names: dict[int, dict[str, Any]] = {}
+    if row_dim.resolve or col_dim.resolve:
+        names = identifier_names(
+            [r["row"] for r in data if row_dim.resolve]
+            + [r["col"] for r in data if col_dim.resolve]
+        )
+    counts: dict[tuple[Any, Any], OutcomeCounts] = defaultdict(OutcomeCounts)
+    for r in data:
+        key = (_name(row_dim, r["row"], names), _name(col_dim, r["col"], names))
+        counts[key] = counts[key].with_outcome(r["out"], r["count"])
+    cells: dict[tuple[Any, Any], HeatCell] = {}
+    row_totals: dict[Any, int] = defaultdict(int)
+    col_totals: dict[Any, int] = defaultdict(int)
+    for (row, col), value in counts.items():
+        if _restricted(scope, row_dim, row, label_key) or _restricted(
+            scope, col_dim, col, label_key
+        ):
+            continue
+        row_params = row_dim.group_params(row, label_key)
+        col_params = col_dim.group_params(col, label_key)
+        params = None if row_params is None or col_params is None else row_params + col_params
+        cells[(row, col)] = HeatCell(value, params)
+        row_totals[row] += value.attacks
+        col_totals[col] += value.attacks
+
+    def order(totals: dict[Any, int]) -> list[Any]:
+        return sorted(totals, key=lambda k: (k is None, -totals[k], str(k)))
+
+    return HeatMap(row_dim, col_dim, order(row_totals), order(col_totals), cells, label_key)
+
+
+# --- trends -------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TrendPoint:
+    """One period: its bounds, counts, and per-series counts."""
+
+    start: datetime
+    end: datetime
+    counts: OutcomeCounts
+    series: dict[Any, OutcomeCounts]
+    params: Params
+
+
+@dataclass(frozen=True)
+class Trend:
+    """Volume and success rate per day or week, optionally split by target or attack class."""
+
+    period: str
+    split: Dimension | None
+    points: list[TrendPoint]
+    series_keys: list[Any]
+
+
+def _period_params(scope: Scope, start: datetime, end: datetime) -> Params:
+    """``timestamp_after``/``_before`` selecting [start, end), intersected with the scope's."""
+    after = start
+    before = end - timedelta(microseconds=1)
+    for value in scope.values_of("timestamp_after")[-1:]:
+        parsed = _parse_moment(value)
+        if parsed and parsed > after:
+            after = parsed
+    for value in scope.values_of("timestamp_before")[-1:]:
+        parsed = _parse_moment(value)
+        if parsed and parsed < before:
+            before = parsed
+    return (("timestamp_after", after.isoformat()), ("timestamp_before", before.isoformat()))
+
+
+def _parse_moment(value: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    if timezone.is_naive(moment):
+        moment = timezone.make_aware(moment)
+    return moment
+
+
+#: With ``period="auto"``, more days than this are shown as weeks.
+AUTO_WEEKS_AFTER_DAYS = 120
+
+
+def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Trend:
+    """Attacks and success rate per day or week (in the current time zone).
+
+    ``period`` is "day", "week" (ISO weeks, from Monday) or "auto" (weeks when the attacks
+    span more than ``AUTO_WEEKS_AFTER_DAYS`` days). ``split`` ("attack_class" or
+    "target_model") adds one series per group. Periods without attacks between the first and
+    the last are included (zero volume, no rate). One query (two with ``split``): counts
+    per day, folded into weeks here.
+    """
+    if period not in ("auto", "day", "week"):
+        raise ValueError("period must be 'auto', 'day' or 'week'")
+    if split is not None and split not in TREND_SPLITS:
+        raise ValueError(f"split must be one of {TREND_SPLITS}")
+    tz = timezone.get_current_timezone()
+    dimension = DIMENSIONS[split] if split else None
+    values: dict[str, Any] = {"start": _day(scope, tz), "out": scope.outcome}
+    if dimension:
+        values["series"] = dimension.expression()
+    rows = list(scope.attacks.values(**values).annotate(count=Count("*")).order_by())
+    names = identifier_names(r["series"] for r in rows) if dimension else {}
+    for row in rows:
+        if isinstance(row["start"], str):
+            row["start"] = timezone.make_aware(datetime.fromisoformat(row["start"]), tz)
+        if dimension:
+            row["series"] = _name(dimension, row["series"], names)
+    days = [row["start"] for row in rows]
+    if period == "auto":
+        span = (max(days) - min(days)).days if days else 0
+        period = "week" if span > AUTO_WEEKS_AFTER_DAYS else "day"
+    per_period: dict[datetime, OutcomeCounts] = defaultdict(OutcomeCounts)
+    per_series: dict[datetime, dict[Any, OutcomeCounts]] = defaultdict(
+        lambda: defaultdict(OutcomeCounts)
+    )
+    series_totals: dict[Any, int] = defaultdict(int)
+    for row in rows:
+        start = row["start"] if period == "day" else _week_start(row["start"], tz)
+        per_period[start] = per_period[start].with_outcome(row["out"], row["count"])
+        if dimension:
+            key = row["series"]
+            per_series[start][key] = per_series[start][key].with_outcome(row["out"], row["count"])
+            series_totals[key] += row["count"]
+    points = []
+    if per_period:
+        step = timedelta(days=1 if period == "day" else 7)
+        current, last = min(per_period), max(per_period)
+        while current <= last:
+            following = _shift(current, step, tz)
+            points.append(
+                TrendPoint(
+                    start=current,
+                    end=following,
+                    counts=per_period.get(current, OutcomeCounts()),
+                    series=dict(per_series.get(current, {})),
+                    params=_period_params(scope, current, following),
+                )
+            )
+            current = following
+    keys = sorted(series_totals, key=lambda k: (k is None, -series_totals[k], str(k)))
+    return Trend(period, dimension, points, keys)
+
+
+def _day(scope: Scope, tz: Any) -> Expression:
+    """The attack's day in ``tz``.
+
+    SQLite stores UTC text, so with a UTC time zone the day is its first ten characters — a
+    native function, where ``TruncDay`` calls back into Python for every row.
+    """
+    if scope.vendor == "sqlite" and str(tz) in ("UTC", "Etc/UTC"):
+        return Substr("timestamp", 1, 10)
+    return TruncDay("timestamp", tzinfo=tz)
+
+
+def _shift(start: datetime, step: timedelta, tz: Any) -> datetime:
+    """``start`` plus whole local days: across a DST change midnight stays midnight."""
+    local = timezone.localtime(start, tz).replace(tzinfo=None) + step
+    return timezone.make_aware(local, tz)
+
+
+def _week_start(day: datetime, tz: Any) -> datetime:
+    """Local midnight of the Monday of ``day``'s ISO week."""
+    local = timezone.localtime(day, tz)
+    return _shift(day, -timedelta(days=local.weekday()), tz)
+
+
+# --- scorer analytics --------------------------------------------------------------------------
+
+
+@dataclass
+class ScorerDistribution:
+    """One scorer class's scores in scope: float-scale histogram and true/false counts."""
+
+    scorer: str
+    bins: list[int] = field(default_factory=lambda: [0] * HISTOGRAM_BINS)
+    true: int = 0
+    false: int = 0
+    undetermined: int = 0
+    other: int = 0
+
+    @property
+    def float_count(self) -> int:
+        return sum(self.bins)
+
+    @property
+    def true_false_count(self) -> int:
+        return self.true + self.false
+
+
+def scorer_distributions(scope: Scope) -> list[ScorerDistribution]:
+    """Per scorer class: histogram of float-scale values, true/false and undetermined counts.
+
+    Scores of every piece in the scope's conversations (main and related); every score when
+    nothing is filtered. Human scores (``reviewer`` set) are kept apart. Two queries.
+    """
+    bucket = Least(
+        Cast(Floor(F("numeric_value") * HISTOGRAM_BINS), IntegerField()), HISTOGRAM_BINS - 1
+    )
+    rows = list(
+        scope_scores(scope)
+        .values(
+            scorer=id_key("scorer_class_identifier_id"),
+            kind=F("score_type"),
+            bucket=bucket,
+            human=Q(reviewer__isnull=False),
+        )
+        .annotate(count=Count("*"))
+        .order_by()
+    )
+    names = identifier_names(row["scorer"] for row in rows)
+    out: dict[str, ScorerDistribution] = {}
+    for row in rows:
+        name = names[row["scorer"]]["class"] + (" (human)" if row["human"] else "")
+        dist = out.setdefault(name, ScorerDistribution(name))
+        if row["bucket"] is None:
+            dist.undetermined += row["count"]
+        elif row["kind"] == ScoreType.FLOAT_SCALE:
+            dist.bins[row["bucket"]] += row["count"]
+        elif row["kind"] == ScoreType.TRUE_FALSE:
+            if row["bucket"] >= 1:
+                dist.true += row["count"]
+            else:
+                dist.false += row["count"]
+        else:
+            dist.other += row["count"]
+    return sorted(out.values(), key=lambda d: d.scorer)
+
+
+@dataclass(frozen=True)
+class ScorerAgreement:
+    """Machine vs human judgement for one scorer, with drill-down parameters per cell."""
+
+    scorer: str
+    agreement: Agreement
+    cell_params: dict[tuple[str, str], Params | None]
+
+
+ATTACK_CATEGORIES = (
+    AttackOutcome.SUCCESS.value,
+    AttackOutcome.FAILURE.value,
+    AttackOutcome.UNDETERMINED.value,
+    AttackOutcome.ERROR.value,
+)
+
+
+def attack_agreement(scope: Scope) -> list[ScorerAgreement]:
+    """Automated outcome vs the newest human verdict, per objective scorer (of the last score).
+
+    Only attacks with a human verdict take part. Each cell's attacks are selected by
+    ``scorer_class``, ``outcome`` and ``effective_outcome`` with ``has_human_verdict=true``
+    (then the effective outcome is the verdict). One query.
+    """
+    rows = (
+        scope.attacks.filter(human_outcome__isnull=False)
+        .values(
+            scorer=F("last_score__scorer_class_identifier__class_name"),
+            machine=F("outcome"),
+            human=F("human_outcome"),
+        )
+        .annotate(count=Count("*"))
+        .order_by()
+    )
+    per_scorer: dict[Any, list[tuple[str, str, int]]] = defaultdict(list)
+    for row in rows:
+        per_scorer[row["scorer"]].append((row["machine"], row["human"], row["count"]))
+    dimension = DIMENSIONS["scorer"]
+    out = []
+    for scorer, triples in per_scorer.items():
+        if _restricted(scope, dimension, scorer, None):
+            continue
+        matrix = agreement(triples, ATTACK_CATEGORIES)
+        scorer_params = dimension.group_params(scorer)
+        cell_params: dict[tuple[str, str], Params | None] = {}
+        for machine in matrix.categories:
+            for human in matrix.categories:
+                cell_params[(machine, human)] = (
+                    None
+                    if scorer_params is None
+                    else (
+                        *scorer_params,
+                        ("outcome", machine),
+                        ("has_human_verdict", "true"),
+                        ("effective_outcome", human),
+                    )
+                )
+        out.append(
+            ScorerAgreement(dimension.none_label if scorer is None else scorer, matrix, cell_params)
+        )
+    return sorted(out, key=lambda a: a.scorer)
+
+
+SCORE_CATEGORIES = ("true", "false")
+#: A float-scale score counts as "true" (harmful, objective met) from this value up.
+FLOAT_THRESHOLD = 0.5
+
+
+def _score_label(score_type: str, value: float | None) -> str | None:
+    if value is None:
+        return None
+    if score_type == ScoreType.FLOAT_SCALE:
+        return "true" if value >= FLOAT_THRESHOLD else "false"
+    if score_type == ScoreType.TRUE_FALSE:
+        return "true" if value >= 1 else "false"
+    return None
+
+
+def score_agreement(scope: Scope) -> list[ScorerAgreement]:
+    """Automated scores vs human scores (``Score.reviewer`` set) on the same piece, per scorer.
+
+    Pairs a human score with every automated score of the same type on the same piece
+    (``message_piece_id``); float-scale values count as true from ``FLOAT_THRESHOLD``. The
+    filter contract has no score-level parameters, so cells carry no drill-down. Two queries
+    (three with filters): the human scores, which of their pieces are in scope, the automated
+    scores on those pieces.
+    """
+    # Human scores are few (reviewers write them by hand): read them all through the
+    # reviewer index, then keep those whose piece is in scope, by id. Joined in one query,
+    # PostgreSQL hashes every piece of the scope instead.
+    humans = list(
+        Score.objects.filter(reviewer__isnull=False, numeric_value__isnull=False).values_list(
+            "message_piece_id", "score_type", "numeric_value"
+        )
+    )
+    pieces = {piece_id for piece_id, _, _ in humans if piece_id is not None}
+    if scope.filtered:
+        # Correlated EXISTS, so both databases start from these few pieces (by index) and ask
+        # of each whether an attack in scope owns its conversation, main or related.
+        conversation = OuterRef("message__conversation_id")
+        main = scope.attacks.filter(conversation_id=conversation)
+        related = RelatedConversation.objects.filter(conversation_id=conversation).filter(
+            Exists(scope.attacks.filter(pk=OuterRef("attack_result_id")))
+        )
+        pieces = set(
+            MessagePiece.objects.filter(original_prompt_id__in=list(pieces) or [uuid.UUID(int=0)])
+            .filter(Exists(main) | Exists(related))
+            .values_list("original_prompt_id", flat=True)
+        )
+    by_piece: dict[Any, list[tuple[str, float]]] = defaultdict(list)
+    for piece_id, score_type, value in humans:
+        if piece_id in pieces:
+            by_piece[piece_id].append((score_type, value))
+    machine_scores = (
+        Score.objects.filter(
+            # The nil UUID is never a piece id: it keeps the query (and the count) when empty.
+            message_piece_id__in=list(by_piece) or [uuid.UUID(int=0)],
+            reviewer__isnull=True,
+            numeric_value__isnull=False,
+        )
+        .values_list(
+            "message_piece_id", "score_type", "numeric_value", "scorer_class_identifier__class_name"
+        )
+        .order_by()
+    )
+    triples: dict[str, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
+    for piece_id, score_type, value, scorer in machine_scores:
+        machine = _score_label(score_type, value)
+        for human_type, human_value in by_piece.get(piece_id, []):
+            human = _score_label(human_type, human_value)
+            if human_type != score_type or machine is None or human is None:
+                continue
+            triples[scorer][(machine, human)] += 1
+    return [
+        ScorerAgreement(
+            scorer,
+            agreement(((m, h, c) for (m, h), c in pairs.items()), SCORE_CATEGORIES),
+            {},
+        )
+        for scorer, pairs in sorted(triples.items())
+    ]

@@ -1,0 +1,216 @@
+"""The statistics behind the dashboards: pure math, no Django.
+
+Attack success rate is PyRIT's: successes / (successes + failures). Undetermined and errored
+attacks are counted and shown beside it, never folded into either side. Each rate carries a
+95 % Wilson score interval, which stays inside [0, 1] and behaves at 0 % and 100 % where the
+normal approximation collapses to a zero-width interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+#: Two-sided 95 % standard normal quantile (Φ⁻¹(0.975)).
+Z_95 = 1.959963984540054
+
+#: Below this many decided attacks (successes + failures) a rate is marked "low n".
+LOW_N = 10
+
+
+def wilson_interval(successes: int, n: int, *, z: float = Z_95) -> tuple[float, float] | None:
+    """The Wilson score interval for ``successes`` out of ``n`` trials; ``None`` when n is 0.
+
+    Wilson (1927): the set of p for which the observed proportion lies within ``z`` standard
+    errors of p, i.e. the roots of (p̂ − p)² = z² p (1 − p) / n.
+    """
+    if n < 0 or successes < 0 or successes > n:
+        raise ValueError(f"need 0 <= successes <= n, got {successes} of {n}")
+    if n == 0:
+        return None
+    p = successes / n
+    z2 = z * z
+    denominator = 1 + z2 / n
+    centre = (p + z2 / (2 * n)) / denominator
+    half = z * math.sqrt(p * (1 - p) / n + z2 / (4 * n * n)) / denominator
+    # At p̂ = 0 the lower root is exactly 0, at p̂ = 1 the upper one exactly 1; floating point
+    # lands a hair off, which would put the observed rate outside its own interval.
+    low = 0.0 if successes == 0 else max(0.0, centre - half)
+    high = 1.0 if successes == n else min(1.0, centre + half)
+    return low, high
+
+
+@dataclass(frozen=True)
+class OutcomeCounts:
+    """Attack outcomes of one group, with PyRIT's success rate and its Wilson interval."""
+
+    successes: int = 0
+    failures: int = 0
+    undetermined: int = 0
+    errors: int = 0
+
+    @property
+    def attacks(self) -> int:
+        """Every attack in the group, whatever its outcome."""
+        return self.successes + self.failures + self.undetermined + self.errors
+
+    @property
+    def n(self) -> int:
+        """Decided attacks: the denominator of the success rate."""
+        return self.successes + self.failures
+
+    @property
+    def asr(self) -> float | None:
+        """successes / (successes + failures); ``None`` when nothing was decided."""
+        return self.successes / self.n if self.n else None
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """95 % Wilson interval of the success rate."""
+        return wilson_interval(self.successes, self.n)
+
+    @property
+    def ci_low(self) -> float | None:
+        return self.ci[0] if self.n else None
+
+    @property
+    def ci_high(self) -> float | None:
+        return self.ci[1] if self.n else None
+
+    @property
+    def low_n(self) -> bool:
+        """Too few decided attacks for the rate to mean much (marked, never hidden)."""
+        return self.n < LOW_N
+
+    def __add__(self, other: OutcomeCounts) -> OutcomeCounts:
+        return OutcomeCounts(
+            self.successes + other.successes,
+            self.failures + other.failures,
+            self.undetermined + other.undetermined,
+            self.errors + other.errors,
+        )
+
+    def with_outcome(self, outcome: str, count: int) -> OutcomeCounts:
+        """A copy with ``count`` more attacks of ``outcome`` (PyRIT's outcome values)."""
+        field = _OUTCOME_FIELDS.get(outcome)
+        if field is None:
+            raise ValueError(f"unknown attack outcome {outcome!r}")
+        values = {name: getattr(self, name) for name in _OUTCOME_FIELDS.values()}
+        values[field] += count
+        return OutcomeCounts(**values)
+
+    def as_dict(self) -> dict[str, int | float | None]:
+        """The shape the stats API returns for a group."""
+        return {
+            "successes": self.successes,
+            "failures": self.failures,
+            "undetermined": self.undetermined,
+            "errors": self.errors,
+            "attacks": self.attacks,
+            "n": self.n,
+            "asr": self.asr,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+            "low_n": self.low_n,
+        }
+
+
+_OUTCOME_FIELDS = {
+    "success": "successes",
+    "failure": "failures",
+    "undetermined": "undetermined",
+    "error": "errors",
+}
+
+
+def counts_from_rows(rows: Iterable[tuple[str, int]]) -> OutcomeCounts:
+    """Sum ``(outcome, count)`` pairs into one :class:`OutcomeCounts`."""
+    total = OutcomeCounts()
+    for outcome, count in rows:
+        total = total.with_outcome(outcome, count)
+    return total
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Two raters' labels of the same items: confusion matrix and Cohen's κ.
+
+    ``matrix[i][j]`` counts items the first rater (the machine) put in ``categories[i]`` and
+    the second (the human) in ``categories[j]``.
+    """
+
+    categories: tuple[str, ...]
+    matrix: tuple[tuple[int, ...], ...]
+
+    @property
+    def n(self) -> int:
+        return sum(sum(row) for row in self.matrix)
+
+    @property
+    def observed(self) -> float | None:
+        """Share of items both raters labelled the same."""
+        n = self.n
+        if not n:
+            return None
+        return sum(self.matrix[i][i] for i in range(len(self.categories))) / n
+
+    @property
+    def expected(self) -> float | None:
+        """Agreement expected by chance from each rater's marginal distribution."""
+        n = self.n
+        if not n:
+            return None
+        size = len(self.categories)
+        rows = [sum(self.matrix[i]) for i in range(size)]
+        cols = [sum(self.matrix[i][j] for i in range(size)) for j in range(size)]
+        return sum(rows[k] * cols[k] for k in range(size)) / (n * n)
+
+    @property
+    def kappa(self) -> float | None:
+        """Cohen's κ = (p_o − p_e) / (1 − p_e); ``None`` when undefined.
+
+        Undefined when there are no items, or when chance agreement is certain (both raters
+        used one and the same category for everything), where κ is 0/0.
+        """
+        observed, expected = self.observed, self.expected
+        if observed is None or expected is None or math.isclose(expected, 1.0):
+            return None
+        return (observed - expected) / (1 - expected)
+
+
+def agreement(
+    pairs: Iterable[tuple[str, str, int]], categories: Sequence[str] | None = None
+) -> Agreement:
+    """Build an :class:`Agreement` from ``(machine_label, human_label, count)`` triples.
+
+    ``categories`` fixes the order (and may add unused ones); labels not in it are appended
+    in sorted order.
+    """
+    pairs = list(pairs)
+    order = list(categories or [])
+    for first, second, _ in pairs:
+        for label in (first, second):
+            if label not in order:
+                order.append(label)
+    index = {label: i for i, label in enumerate(order)}
+    matrix = [[0] * len(order) for _ in order]
+    for first, second, count in pairs:
+        matrix[index[first]][index[second]] += count
+    return Agreement(tuple(order), tuple(tuple(row) for row in matrix))
+
+
+#: Float-scale scores fall into ten bins of width 0.1; 1.0 belongs to the last bin.
+HISTOGRAM_BINS = 10
+
+
+def histogram_bin(value: float) -> int:
+    """The bin of a float-scale score in [0, 1] (the last bin is closed on the right)."""
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(f"float_scale values lie in [0, 1], not {value!r}")
+    return min(math.floor(value * HISTOGRAM_BINS), HISTOGRAM_BINS - 1)
+
+
+def bin_bounds(index: int) -> tuple[float, float]:
+    """Lower and upper edge of histogram bin ``index``."""
+    return index / HISTOGRAM_BINS, (index + 1) / HISTOGRAM_BINS

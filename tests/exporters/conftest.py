@@ -1,0 +1,89 @@
+"""Helpers for export tests: run an export to bytes, count what a database holds, re-import."""
+
+from __future__ import annotations
+
+import io
+import json
+import zipfile
+from typing import Any
+
+from memory.exporters.selection import export_filters
+from memory.exporters.stream import memory_export_stream
+from memory.ingest.media_links import media_attach
+from memory.ingest.write import ingest
+from memory.models import (
+    AttackResult,
+    ComponentIdentifier,
+    Conversation,
+    MediaBlob,
+    MessagePiece,
+    RelatedConversation,
+    ScenarioResult,
+    Score,
+)
+from memory.services import media_store
+from seeds.models import Seed, SeedGroup
+from tests.conftest import FIXTURES_DIR
+
+EXPORT_110 = FIXTURES_DIR / "pyrit-1.1.0-small" / "export.json"
+EXPORT_012 = FIXTURES_DIR / "pyrit-0.12.1-legacy" / "export.json"
+
+STORED = {
+    "conversations": Conversation,
+    "pieces": MessagePiece,
+    "scores": Score,
+    "attack_results": AttackResult,
+    "related": RelatedConversation,
+    "scenario_results": ScenarioResult,
+    "seeds": Seed,
+    "seed_groups": SeedGroup,
+    "identifiers": ComponentIdentifier,
+    "media": MediaBlob,
+}
+
+
+def stored_counts() -> dict[str, int]:
+    """Rows per stored kind."""
+    return {name: model.objects.count() for name, model in STORED.items()}
+
+
+def export_bytes(*, fmt: str = "json", with_media: bool = False, **filters: Any) -> bytes:
+    """Run an export as the command and the API do, and return all of its bytes."""
+    stream = memory_export_stream(
+        filters=export_filters(**filters), fmt=fmt, with_media=with_media, chunk_size=7
+    )
+    return b"".join(stream.chunks)
+
+
+def export_doc(**filters: Any) -> dict[str, Any]:
+    """The JSON export document, parsed."""
+    return json.loads(export_bytes(**filters))
+
+
+def ingest_ok(payload: Any) -> dict[str, Any]:
+    """Ingest ``payload``; fail the test with the first problems if it is refused."""
+    report = ingest(payload=payload)
+    assert report.ok, report.errors[:5]
+    return report.counts
+
+
+def read_zip(data: bytes) -> tuple[bytes, dict[str, Any], dict[str, bytes]]:
+    """(document bytes, manifest, {member name: bytes}) of an export zip."""
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert archive.testzip() is None
+        members = {name: archive.read(name) for name in archive.namelist()}
+    manifest = json.loads(members["manifest.json"])
+    return members[manifest["document"]], manifest, members
+
+
+def import_zip(data: bytes) -> None:
+    """Re-import an export zip as docs/export.md tells a user to: the document, then each
+    media file with each of its locations."""
+    document, manifest, members = read_zip(data)
+    ingest_ok(json.loads(document))
+    for entry in manifest["media"]:
+        blob = media_store(data=members[entry["file"]])
+        for location in entry["locations"]:
+            media_attach(blob=blob, location=location)
+        if not entry["locations"]:
+            media_attach(blob=blob)

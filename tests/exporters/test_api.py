@@ -1,0 +1,171 @@
+"""GET /api/v1/export/: auth, permissions, formats, streaming, errors, schema, query count."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import uuid
+import zipfile
+
+import pytest
+from django.db import connection
+from django.http import StreamingHttpResponse
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from redteam.groups import ensure_groups
+from redteam.tokens import api_token_create
+from tests.exporters.conftest import EXPORT_110, export_bytes, ingest_ok
+
+pytestmark = pytest.mark.django_db
+
+URL = "/api/v1/export/"
+
+
+def _member(django_user_model, username, group=None):
+    ensure_groups()
+    user = django_user_model.objects.create_user(username=username, password="pw-123-xyz")
+    if group:
+        from django.contrib.auth.models import Group
+
+        user.groups.add(Group.objects.get(name=group))
+    return user
+
+
+@pytest.fixture
+def viewer_client(django_user_model):
+    client = Client()
+    client.force_login(_member(django_user_model, "vera", "viewer"))
+    return client
+
+
+@pytest.fixture
+def memory_110():
+    ingest_ok(json.loads(EXPORT_110.read_text()))
+
+
+def _body(response) -> bytes:
+    assert isinstance(response, StreamingHttpResponse)
+    return b"".join(response.streaming_content)
+
+
+def test_anonymous_gets_401():
+    response = Client().get(URL)
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+
+
+def test_user_without_view_permissions_gets_403(django_user_model):
+    client = Client()
+    client.force_login(_member(django_user_model, "nobody"))
+    assert client.get(URL).status_code == 403
+
+
+def test_viewer_session_streams_the_same_document_as_the_command(viewer_client, memory_110):
+    response = viewer_client.get(URL)
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/json"
+    assert re.fullmatch(
+        r'attachment; filename="redline-export-\d{8}T\d{6}Z\.json"',
+        response["Content-Disposition"],
+    )
+    body = _body(response)
+    assert json.loads(body)["export_format"] == "redline-export/1"
+    assert body == export_bytes()
+
+
+def test_read_scope_token_may_export(django_user_model, memory_110):
+    _, raw = api_token_create(user=_member(django_user_model, "bot", "viewer"), scope="read")
+    response = Client(HTTP_AUTHORIZATION=f"Bearer {raw}").get(URL, {"format": "jsonl"})
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/x-ndjson"
+    lines = _body(response).decode().splitlines()
+    assert json.loads(lines[0]) == {"export_format": "redline-export/1"}
+    # header + 38 conversations, 1 loose score, 1 scenario, 24 attacks, 2 seeds, 15 groups
+    assert len(lines) == 1 + 38 + 1 + 1 + 24 + 2 + 15
+
+
+def test_filters_are_the_commands(viewer_client, memory_110):
+    params = {"attack_class": "RedTeamingAttack", "since": "2026-01-01", "labels": "op:x"}
+    response = viewer_client.get(URL, {**params, "labels": ["operation:op_blue_heron"]})
+
+    assert response.status_code == 200
+    assert _body(response) == export_bytes(
+        attack_class="RedTeamingAttack", since="2026-01-01", labels=["operation:op_blue_heron"]
+    )
+
+
+def test_with_media_is_a_zip(viewer_client, memory_110):
+    response = viewer_client.get(URL, {"with_media": "true", "format": "jsonl"})
+
+    assert response.status_code == 200
+    assert response["Content-Type"] == "application/zip"
+    assert response["Content-Disposition"].endswith('.zip"')
+    with zipfile.ZipFile(io.BytesIO(_body(response))) as archive:
+        assert {"export.jsonl", "manifest.json"} <= set(archive.namelist())
+
+
+@pytest.mark.parametrize(
+    ("params", "key", "text"),
+    [
+        ({"since": "soon"}, "detail", "since: 'soon' is not a date"),
+        ({"labels": "operator"}, "detail", "not a label filter"),
+        ({"with_media": "maybe"}, "with_media", "not a boolean"),
+        ({"format": "xml"}, "format", "use json or jsonl"),
+        ({"conversation_id": "x\x00"}, "detail", "null characters"),
+    ],
+)
+def test_bad_parameters_are_400_with_a_message(viewer_client, params, key, text):
+    response = viewer_client.get(URL, params)
+
+    assert response.status_code == 400
+    assert text in json.dumps(response.json()[key])
+
+
+def test_openapi_documents_the_endpoint(viewer_client):
+    schema = viewer_client.get("/api/schema/", {"format": "json"}).json()
+    operation = schema["paths"]["/api/v1/export/"]["get"]
+
+    names = {p["name"] for p in operation["parameters"]}
+    assert {"format", "conversation_id", "labels", "attack_class", "since", "with_media"} <= names
+    assert {"application/json", "application/x-ndjson", "application/zip"} <= set(
+        operation["responses"]["200"]["content"]
+    )
+
+
+def _renamed(text: str) -> str:
+    """The same memory under new ids: every UUID (pieces, conversations, scores, attacks,
+    scenario, seeds, groups) mapped to a fresh one, consistently."""
+    mapping: dict[str, str] = {}
+
+    def fresh(match: re.Match) -> str:
+        return mapping.setdefault(match.group(0), str(uuid.uuid4()))
+
+    return re.sub(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", fresh, text)
+
+
+def _export_queries(client) -> int:
+    with CaptureQueriesContext(connection) as queries:
+        response = client.get(URL)
+        _body(response)
+    assert response.status_code == 200
+    return len(queries)
+
+
+def test_query_count_does_not_grow_with_the_memory(viewer_client, memory_110):
+    once = _export_queries(viewer_client)
+    ingest_ok(json.loads(_renamed(EXPORT_110.read_text())))
+
+    twice = _export_queries(viewer_client)
+
+    # 4 auth (session, user, user and group permissions); conversations 6 (rows, pieces,
+    # converter links, scores, identifiers by tree level ×2); loose scores 2 (rows,
+    # identifiers); scenarios 3 (rows, identifiers ×2); their attack results 9 and the
+    # attack results 9 (rows, related conversations, last responses, their converter links,
+    # their scores, last scores, identifiers ×3); seeds 1; seed groups 2 (rows, seeds).
+    # Both memories fit in one chunk (200 rows): twice the rows, the same queries.
+    assert twice == once
+    assert once == 4 + 6 + 2 + 3 + 9 + 9 + 1 + 2

@@ -1,0 +1,129 @@
+"""Chunking: each chunk is atomic, memory-bounded reading gives the same result, progress."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from memory.importers.api import import_pyrit_db
+from memory.ingest import write
+from memory.models import AttackResult, Conversation, MessagePiece, Score
+from tests.importers.conftest import DB_012, DB_110
+
+
+class Boom(RuntimeError):
+    """Raised by the test in the middle of writing a chunk."""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_failure_mid_chunk_leaves_earlier_chunks_and_nothing_of_the_failing_one(monkeypatch):
+    """Chunks of 40 rows: the third chunk of pieces fails after its pieces were inserted
+    (while its converter links are written); the first two chunks stay, the third is gone."""
+    real = write.insert_rows
+    calls = {"pieces": 0}
+
+    def failing(model, rows):
+        real(model, rows)
+        if model.__name__ == "MessagePiece" and rows:
+            calls["pieces"] += 1
+            if calls["pieces"] == 3:
+                raise Boom("disk full")
+
+    monkeypatch.setattr(write, "insert_rows", failing)
+    with pytest.raises(Boom):
+        import_pyrit_db(path=DB_110, chunk_rows=40)
+    # exactly the first two chunks of pieces, in PyRIT's order; no score or attack yet
+    assert MessagePiece.objects.count() == 80
+    assert not Score.objects.exists() and not AttackResult.objects.exists()
+    stored_conversations = set(
+        MessagePiece.objects.values_list("message__conversation__conversation_id", flat=True)
+    )
+    assert set(Conversation.objects.values_list("conversation_id", flat=True)) == (
+        stored_conversations
+    )
+    # the import can simply be run again, and completes what is missing
+    monkeypatch.setattr(write, "insert_rows", real)
+    summary = import_pyrit_db(path=DB_110, chunk_rows=40)
+    assert summary.ok
+    assert summary.unchanged["message_pieces"] == 80
+    assert MessagePiece.objects.count() == 162
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("chunk_rows", [1, 7, 5000])
+def test_any_chunk_size_gives_the_same_memory(chunk_rows):
+    summary = import_pyrit_db(path=DB_110, chunk_rows=chunk_rows)
+    assert summary.ok, summary.warnings
+    assert MessagePiece.objects.count() == 162
+    assert Conversation.objects.count() == 38
+    assert summary.created["seed_groups"] == 15
+    # pieces of one message keep their order even when a chunk boundary splits the message
+    for message_id in MessagePiece.objects.values_list("message_id", flat=True).distinct():
+        positions = list(
+            MessagePiece.objects.filter(message_id=message_id)
+            .order_by("position")
+            .values_list("position", flat=True)
+        )
+        assert positions == list(range(len(positions)))
+
+
+@pytest.mark.django_db
+def test_progress_callback_reports_rows_and_rate():
+    seen = []
+    summary = import_pyrit_db(path=DB_012, progress=seen.append, chunk_rows=10)
+    assert seen[0]["phase"] == "prepared" and seen[0]["done"] == 0
+    assert seen[-1]["phase"] == "done"
+    assert seen[-1]["done"] == seen[-1]["total"] == summary.rows_total == 86
+    for state in seen:
+        assert set(state) == {"phase", "done", "total", "rate"}
+        assert state["rate"] >= 0
+    assert [s["done"] for s in seen] == sorted(s["done"] for s in seen)
+
+
+@pytest.mark.django_db
+def test_command_prints_plain_progress_lines_and_the_summary_table_off_a_terminal():
+    out = io.StringIO()
+    call_command("import_pyrit", str(DB_012), stdout=out)
+    text = out.getvalue()
+    assert "prepared: 0/86 rows (0 %)" in text
+    assert "done: 86/86 rows (100 %)" in text
+    assert "\x1b[" not in text  # no terminal control codes in a log
+    assert "Schema: PyRIT 0.10 – 0.13 (pre-alembic)" in text
+    lines = text.splitlines()
+    assert any(line.split() == ["PromptMemoryEntries", "53"] for line in lines)
+    assert any(line.split() == ["message_pieces", "53", "0", "0", "0"] for line in lines)
+    assert "Media: 2 matched, 0 missing" in text
+
+
+@pytest.mark.django_db
+def test_command_draws_a_progress_bar_on_a_terminal(monkeypatch):
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    out = Terminal()
+    call_command("import_pyrit", str(DB_012), stdout=out)
+    text = out.getvalue()
+    assert "rows/s" in text
+    assert "86/86" in text  # rich's rows done / total column
+    assert "message_pieces" in text
+
+
+@pytest.mark.django_db
+def test_dry_run_flag_of_the_command():
+    out = io.StringIO()
+    call_command("import_pyrit", str(DB_012), "--dry-run", stdout=out)
+    assert "dry run: nothing written" in out.getvalue()
+    assert not MessagePiece.objects.exists()
+
+
+@pytest.mark.django_db
+def test_progress_never_goes_backwards_on_a_1x_file():
+    seen = []
+    summary = import_pyrit_db(path=DB_110, progress=seen.append, chunk_rows=25)
+    done = [s["done"] for s in seen]
+    assert done == sorted(done)
+    assert done[-1] == summary.rows_total == seen[-1]["total"]
+    assert summary.rows_read["Conversations"] == 38

@@ -1,0 +1,39 @@
+"""The statements one ingestion runs do not grow with the batch (issue 3's pinned counts)."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from bench.payloads import batch
+from memory.ingest.write import ingest
+
+pytestmark = pytest.mark.django_db
+
+
+def _statements(payload) -> int:
+    with CaptureQueriesContext(connection) as captured:
+        report = ingest(payload=payload)
+    assert report.ok, report.errors[:3]
+    return len(captured.captured_queries)
+
+
+# Into an empty database (25): BEGIN; look up stored conversations, pieces, scores and attack
+# results by id; identifiers (savepoint, look up, insert, read back, release); insert
+# conversations and read them back; insert messages and read them back; insert pieces,
+# converter links, scores, attack results; labels and harm categories (insert, read back
+# each) and the conversations' two link tables; COMMIT. The same batch again (16): BEGIN; the
+# four look-ups, each followed by reading the stored rows it found (plus a conversation's
+# messages and an attack's related conversations); identifiers (savepoint, look up, read back,
+# release); COMMIT — nothing written. PostgreSQL adds the advisory lock serialising writers.
+FIRST, AGAIN = 25, 16
+
+
+@pytest.mark.parametrize("conversations", [2, 40, 130])
+def test_statements_per_batch_are_independent_of_its_size(conversations):
+    """20, 400 and 1,300 pieces (with as many scores and one attack per conversation)."""
+    lock = 1 if connection.vendor == "postgresql" else 0
+    payload = batch(1, conversations=conversations)
+    assert _statements(payload) == FIRST + lock
+    assert _statements(payload) == AGAIN + lock

@@ -1,0 +1,248 @@
+"""Running an import job (the task): preparation, progress, outcome, clean-up."""
+
+from __future__ import annotations
+
+import stat
+import tempfile
+from pathlib import Path
+
+import pytest
+from django.db import transaction
+
+from memory.importers.api import ImportFailed, ImportSummary
+from memory.models import ImportJob, ImportStatus
+from memory.uploads import services
+from memory.uploads.services import import_job_create, import_job_run
+from memory.uploads.tasks import run_import_job
+from tests.uploads.conftest import FIXTURE_110, dbdata_zip, upload, zip_of
+
+pytestmark = pytest.mark.django_db
+
+DB_BYTES = (FIXTURE_110 / "memory.db").read_bytes()
+
+
+class FakeImporter:
+    """Stands in for ``import_pyrit_db``; records what it was given and what it saw."""
+
+    def __init__(self, *, fail: Exception | None = None, reports: int = 3) -> None:
+        self.fail = fail
+        self.reports = reports
+        self.calls: list[dict] = []
+        self.seen_progress: list[dict] = []
+
+    def __call__(self, *, path, media_root, dry_run, progress):
+        path, media_root = Path(path), Path(media_root)
+        self.calls.append(
+            {
+                "path": path,
+                "media_root": media_root,
+                "dry_run": dry_run,
+                "database": path.read_bytes(),
+                "media": sorted(
+                    str(p.relative_to(media_root)) for p in media_root.rglob("*") if p.is_file()
+                ),
+                "media_root_mode": stat.S_IMODE(media_root.stat().st_mode),
+            }
+        )
+        for step in range(1, self.reports + 1):
+            progress({"phase": "message_pieces", "done": step * 10, "total": 30, "rate": 99.5})
+            self.seen_progress.append(ImportJob.objects.values_list("progress", flat=True).get())
+        if self.fail is not None:
+            raise self.fail
+        return ImportSummary(
+            schema="1.1.0",
+            rows_read={"PromptMemoryEntries": 30},
+            created={"message_pieces": 30},
+            unchanged={"message_pieces": 0},
+            media_matched=len(self.calls[-1]["media"]),
+            seconds=0.5,
+            dry_run=dry_run,
+        )
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    importer = FakeImporter()
+    monkeypatch.setattr(services.importer, "import_pyrit_db", importer)
+    monkeypatch.setattr(services, "PROGRESS_INTERVAL", 0)
+    return importer
+
+
+@pytest.fixture
+def workdirs(monkeypatch):
+    """The temporary folders jobs create, to check they are gone afterwards."""
+    made: list[Path] = []
+    real = tempfile.mkdtemp
+
+    def tracking(*args, **kwargs):
+        made.append(Path(real(*args, **kwargs)))
+        return str(made[-1])
+
+    monkeypatch.setattr(services.tempfile, "mkdtemp", tracking)
+    return made
+
+
+def _job(user, name="pyrit.db", data=DB_BYTES, kind="sqlite", dry_run=False):
+    return import_job_create(upload=upload(name, data), kind=kind, user=user, dry_run=dry_run)
+
+
+def test_a_database_upload_is_imported_with_no_media_root_beside_it(ingester, fake, workdirs):
+    job = _job(ingester, dry_run=True)
+    stored = Path(job.upload.path)
+
+    import_job_run(job_id=job.pk)
+
+    job.refresh_from_db()
+    (call,) = fake.calls
+    assert call["database"] == DB_BYTES
+    assert call["dry_run"] is True
+    # The folder beside the stored upload holds other people's uploads: never a media root.
+    assert call["media_root"] != stored.parent and call["media"] == []
+    assert call["media_root_mode"] == 0o700
+    assert job.status == ImportStatus.SUCCEEDED
+    assert job.summary["created"] == {"message_pieces": 30}
+    assert job.progress["phase"] == "done"
+    assert job.started_at is not None and job.finished_at >= job.started_at
+    assert not stored.exists() and not job.upload
+    assert workdirs and not any(w.exists() for w in workdirs)
+
+
+def test_a_zip_is_unpacked_privately_and_its_media_offered(ingester, fake, workdirs):
+    job = _job(ingester, "dbdata.zip", dbdata_zip(FIXTURE_110), "zip")
+
+    import_job_run(job_id=job.pk)
+
+    job.refresh_from_db()
+    (call,) = fake.calls
+    assert job.status == ImportStatus.SUCCEEDED, job.error
+    assert call["database"] == DB_BYTES
+    assert call["path"].name == "pyrit.db"
+    assert "dbdata/prompt-memory-entries/images/1795264620232622.png" in call["media"]
+    assert "dbdata/seed-prompt-entries/videos/1795264621722968.mp4" in call["media"]
+    assert job.summary["media_matched"] == len(call["media"]) == 10  # 9 media + the database
+    assert not any(w.exists() for w in workdirs)
+
+
+def test_progress_reaches_the_job_while_it_runs(ingester, fake):
+    job = _job(ingester)
+
+    import_job_run(job_id=job.pk)
+
+    assert fake.seen_progress == [
+        {"phase": "message_pieces", "done": n, "total": 30, "rate": 99.5} for n in (10, 20, 30)
+    ]
+
+
+def test_progress_inside_the_importers_transaction_waits(ingester, monkeypatch):
+    """Written inside the importer's transaction it would be invisible until its commit."""
+    seen = []
+
+    def importer(*, path, media_root, dry_run, progress):
+        with transaction.atomic():
+            progress({"phase": "scores", "done": 5, "total": 10, "rate": 1.0})
+            seen.append(ImportJob.objects.values_list("progress", flat=True).get())
+        progress({"phase": "scores", "done": 10, "total": 10, "rate": 1.0})
+        seen.append(ImportJob.objects.values_list("progress", flat=True).get())
+        raise ImportFailed("stop here")
+
+    monkeypatch.setattr(services.importer, "import_pyrit_db", importer)
+    monkeypatch.setattr(services, "PROGRESS_INTERVAL", 0)
+    import_job_run(job_id=_job(ingester).pk)
+
+    assert seen[0]["phase"] == "importing"
+    assert seen[1] == {"phase": "scores", "done": 10, "total": 10, "rate": 1.0}
+
+
+def test_bad_input_fails_the_job_with_the_importers_line(ingester, fake, workdirs):
+    fake.fail = ImportFailed("not a PyRIT memory database: no PromptMemoryEntries table")
+    job = _job(ingester)
+
+    import_job_run(job_id=job.pk)
+
+    job.refresh_from_db()
+    assert job.status == ImportStatus.FAILED
+    assert job.error == "not a PyRIT memory database: no PromptMemoryEntries table"
+    assert job.progress["phase"] == "failed" and job.summary == {}
+    assert not job.upload
+    assert not any(w.exists() for w in workdirs)
+
+
+def test_an_unsafe_zip_fails_the_job_and_writes_nothing_outside(ingester, fake, workdirs, tmp_path):
+    # The form refuses this at upload; the worker checks again, whatever reached it.
+    data = zip_of({"dbdata/pyrit.db": DB_BYTES, "dbdata/../../../escaped.txt": b"pwned"})
+    job = _job(ingester, "dbdata.zip", data, "zip")
+
+    import_job_run(job_id=job.pk)
+
+    job.refresh_from_db()
+    assert job.status == ImportStatus.FAILED
+    assert "climbs out of its folder" in job.error
+    assert fake.calls == []
+    assert not list(Path(tempfile.gettempdir()).glob("**/escaped.txt"))
+    assert not any(w.exists() for w in workdirs)
+
+
+def test_an_unexpected_error_fails_the_job_and_is_raised_for_the_task_record(ingester, fake):
+    fake.fail = KeyError("boom")
+    job = _job(ingester)
+
+    with pytest.raises(KeyError):
+        import_job_run(job_id=job.pk)
+
+    job.refresh_from_db()
+    assert job.status == ImportStatus.FAILED
+    assert "unexpected error (KeyError)" in job.error
+    assert not job.upload
+
+
+def test_a_job_runs_once(ingester, fake):
+    job = _job(ingester)
+    assert import_job_run(job_id=job.pk) is not None
+
+    assert import_job_run(job_id=job.pk) is None
+    assert len(fake.calls) == 1
+
+
+def test_the_task_runs_the_job(ingester, fake):
+    job = _job(ingester)
+
+    result = run_import_job.call(str(job.pk))
+
+    assert result == {"job": str(job.pk), "status": "succeeded"}
+    assert ImportJob.objects.get().status == ImportStatus.SUCCEEDED
+
+
+def test_with_the_immediate_backend_an_upload_is_imported_on_commit(
+    ingester, fake, settings, django_capture_on_commit_callbacks
+):
+    settings.TASKS = {"default": {"BACKEND": "django.tasks.backends.immediate.ImmediateBackend"}}
+
+    with django_capture_on_commit_callbacks(execute=True):
+        job = _job(ingester)
+        assert ImportJob.objects.get().status == ImportStatus.QUEUED
+
+    job.refresh_from_db()
+    assert job.status == ImportStatus.SUCCEEDED
+    assert job.task_id
+
+
+def test_the_real_importer_imports_a_dbdata_zip(ingester, workdirs):
+    """The whole path with PyRIT 1.1.0's own database and media (no stand-in)."""
+    job = _job(ingester, "dbdata.zip", dbdata_zip(FIXTURE_110), "zip")
+
+    import_job_run(job_id=job.pk)
+
+    job.refresh_from_db()
+    assert job.status == ImportStatus.SUCCEEDED, job.error
+    summary = job.summary
+    assert summary["rows_read"]["PromptMemoryEntries"] == 162
+    assert summary["created"]["message_pieces"] == 162
+    assert summary["created"]["attack_results"] == 24
+    assert summary["media_missing"] == 0 and summary["media_matched"] > 0
+    assert not any(w.exists() for w in workdirs)
+
+    again = _job(ingester, "dbdata.zip", dbdata_zip(FIXTURE_110), "zip")
+    import_job_run(job_id=again.pk)
+    again.refresh_from_db()
+    assert again.status == ImportStatus.SUCCEEDED
+    assert sum(again.summary["created"].values()) == 0
