@@ -378,6 +378,8 @@ def cases(n_attacks: int) -> list[tuple[str, str, dict]]:
         ("q=ransomware", {"q": "ransomware"}),
         ("q=no-such-text (scans all)", {"q": "no-such-text"}),
         ("conversation_id", {"conversation_id": some.conversation.conversation_id}),
+    ]
+    page_cases = [
         ("page=middle", {"page": str(page_count // 2)}),
         ("page=last", {"page": str(page_count)}),
     ]
@@ -396,6 +398,7 @@ def cases(n_attacks: int) -> list[tuple[str, str, dict]]:
     ]
     return (
         [("filter", name, "/attacks/", params) for name, params in attack_cases]
+        + [("page", name, "/attacks/", params) for name, params in page_cases]
         + [("sort", name, "/attacks/", params) for name, params in sort_cases]
         + [("other", name, url, params) for name, url, params in other]
     )
