@@ -58,9 +58,13 @@ def _columns(model: type[Model]) -> list[Field]:
 def adapter(field: Field, connection: Any) -> Adapter:
     """A function turning a Python value into what ``field`` sends to ``connection``."""
     slow = field.get_db_prep_save
+    alias = connection.alias
 
     def generic(value: Any) -> Any:
-        return slow(value, connection)
+        # Adapters are cached per alias and shared by every thread (and inherited by forked
+        # processes), so the slow path asks for the calling thread's own connection; closing
+        # over ``connection`` made threads and forked workers talk on one socket.
+        return slow(value, connections[alias])
 
     target = field.target_field if field.is_relation else field
     kind = target.get_internal_type()
