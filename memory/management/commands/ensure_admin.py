@@ -40,7 +40,7 @@ class Command(BaseCommand):
             password_file.chmod(0o600)
         self.stdout.write(
             self.style.SUCCESS(
-                f"Log in at http://127.0.0.1:8000/admin/ as user '{username}' "
+                f"Log in at http://127.0.0.1:8000/ as user '{username}' "
                 f"with password '{password}'"
             )
         )
