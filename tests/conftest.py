@@ -44,3 +44,15 @@ def admin_client(superuser):
 def reader(django_user_model):
     """A logged-in user with no special permissions."""
     return django_user_model.objects.create_user(username="reader", password="pw-reader-123")
+
+
+def pytest_collection_modifyitems(config, items):
+    """Run the browser tests last.
+
+    Playwright's sync API leaves an event loop registered as running in the main thread for
+    the rest of the session, and Django then keeps that thread's connections in context-local
+    storage; tests that fork worker processes (``tests/ingest/test_concurrency.py``) must run
+    before that, while ``connections.close_all()`` still reaches every connection the children
+    would inherit.
+    """
+    items.sort(key=lambda item: "/tests/browser/" in str(item.path))
