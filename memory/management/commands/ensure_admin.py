@@ -40,7 +40,6 @@ class Command(BaseCommand):
             password_file.chmod(0o600)
         self.stdout.write(
             self.style.SUCCESS(
-                f"Log in at http://127.0.0.1:8000/ as user '{username}' "
-                f"with password '{password}'"
+                f"Log in at http://127.0.0.1:8000/ as user '{username}' with password '{password}'"
             )
         )
