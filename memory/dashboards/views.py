@@ -6,7 +6,6 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.auth.decorators import login_required, permission_required
-from django.db.models import Exists, F, OuterRef
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 from django.urls import reverse
@@ -23,7 +22,7 @@ from memory.dashboards.widgets import (
     WIDGETS_BY_NAME,
     DashboardRequest,
 )
-from memory.models import AttackResult, ComponentIdentifier, Conversation, HarmCategory, Label
+from memory.selectors import attack_filter_options
 
 VIEW_PERMISSION = "memory.view_attackresult"
 
@@ -38,39 +37,6 @@ SIDEBAR_FILTERS = (
     "dataset",
     "has_human_verdict",
 )
-
-
-def filter_choices() -> dict[str, list[Any]]:
-    """Values offered by the side panel's selects. Five small queries."""
-    from seeds.models import SeedDataset
-
-    attack_classes = (
-        ComponentIdentifier.objects.filter(
-            Exists(AttackResult.objects.filter(attack_identifier=OuterRef("pk")))
-        )
-        .order_by("class_name")
-        .values_list("class_name", flat=True)
-        .distinct()
-    )
-    models = (
-        ComponentIdentifier.objects.filter(
-            Exists(Conversation.objects.filter(target_identifier=OuterRef("pk")))
-        )
-        .values_list(F("params__model_name"), flat=True)
-        .distinct()
-    )
-    labels: dict[str, list[str]] = {}
-    for key, value in Label.objects.order_by("key", "value").values_list("key", "value")[:5000]:
-        labels.setdefault(key, []).append(value)
-    return {
-        "attack_classes": list(attack_classes),
-        "target_models": sorted({m for m in models if isinstance(m, str) and m}),
-        "harm_categories": list(
-            HarmCategory.objects.order_by("name").values_list("name", flat=True)
-        ),
-        "datasets": list(SeedDataset.objects.order_by("name").values_list("name", flat=True)),
-        "labels": labels,
-    }
 
 
 def _active_filters(request: DashboardRequest) -> list[dict[str, str]]:
@@ -288,7 +254,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     dash = DashboardRequest.from_query(request.GET)
     context: dict[str, Any] = {
         "dash": dash,
-        "choices": filter_choices(),
+        "choices": attack_filter_options(),
         "axis_choices": [(name, DIMENSIONS[name].title) for name in AXIS_DIMENSIONS],
         "trend_choices": [(name, DIMENSIONS[name].title) for name in TREND_SPLITS],
         **_form_state(dash),

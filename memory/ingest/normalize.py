@@ -17,7 +17,7 @@ Imports only model-free modules (``memory.errors``, ``memory.scoring``, ``memory
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -949,6 +949,23 @@ class _BatchBuilder:
             return []
         return [(f"{path}[{index}]", item) for index, item in enumerate(value)]
 
+    def normalized(
+        self,
+        value: Any,
+        path: str,
+        normalize: Callable[[Any, str], tuple[Any, list[Problem]]],
+        kind: str,
+    ) -> Iterator[tuple[str, Any, Any]]:
+        """``(path, raw item, spec)`` of each item ``normalize`` accepts; the others are
+        registered as failed items of ``kind`` (their problems recorded)."""
+        for item_path, item in self.items(value, path):
+            spec, problems = normalize(item, item_path)
+            self.problems.extend(problems)
+            if spec is None:
+                self.batch.register(kind, item_path, item)
+            else:
+                yield item_path, item, spec
+
     def add_pieces(
         self, value: Any, path: str, *, default_conversation_id: str | None = None
     ) -> list[NormalizedPiece]:
@@ -1026,21 +1043,12 @@ class _BatchBuilder:
             )
 
     def add_scores(self, value: Any, path: str) -> None:
-        for item_path, item in self.items(value, path):
-            score, problems = normalize_score(item, item_path)
-            self.problems.extend(problems)
-            if score is None:
-                self.batch.register("score", item_path, item)
-            else:
-                self.top_scores.append((item_path, item, score))
+        self.top_scores.extend(self.normalized(value, path, normalize_score, "score"))
 
     def add_attack_results(self, value: Any, path: str) -> None:
-        for item_path, item in self.items(value, path):
-            result, problems = normalize_attack_result(item, item_path)
-            self.problems.extend(problems)
-            if result is None:
-                self.batch.register("attack_result", item_path, item)
-                continue
+        for item_path, item, result in self.normalized(
+            value, path, normalize_attack_result, "attack_result"
+        ):
             self.attack_results.append((item_path, item, result))
             last_score = item.get("last_score")
             if isinstance(last_score, Mapping):
@@ -1051,13 +1059,7 @@ class _BatchBuilder:
                     self.extra_scores.append((score_path, last_score, score))
 
     def add_seeds(self, value: Any, path: str) -> None:
-        for item_path, item in self.items(value, path):
-            seed, problems = normalize_seed(item, item_path)
-            self.problems.extend(problems)
-            if seed is None:
-                self.batch.register("seed", item_path, item)
-            else:
-                self.seeds.append((item_path, item, seed))
+        self.seeds.extend(self.normalized(value, path, normalize_seed, "seed"))
 
     def add_seed_groups(self, value: Any, path: str) -> None:
         for item_path, item in self.items(value, path):
