@@ -295,6 +295,17 @@ def build(n_attacks: int) -> None:
                 piece.message_id = piece.message.pk
             MessagePiece.objects.bulk_create(pieces, batch_size=1000)
             PieceConverter.objects.bulk_create(links, batch_size=1000)
+            # What ingestion keeps alongside the links: one row per conversation and converter.
+            conv_converter = Conversation.converter_index.through
+            conv_converter.objects.bulk_create(
+                (
+                    conv_converter(conversation_id=pk, componentidentifier_id=identifier)
+                    for pk, identifier in {
+                        (link.piece.message.conversation.pk, link.identifier.pk) for link in links
+                    }
+                ),
+                batch_size=2000,
+            )
             Score.objects.bulk_create(scores, batch_size=1000)
             for result in results:
                 result.conversation_id = result.conversation.pk

@@ -553,6 +553,16 @@ class Generator:
                     )
             if main and role == "assistant":
                 a.replies.append(piece)
+        if main:
+            # What ingestion keeps: one index row per conversation and converter identifier.
+            for converter in dict.fromkeys(a.config["converter_pks"]):
+                self.links["converters"].append(
+                    {
+                        "id": self.next_id("link"),
+                        "conversation_id": conversation,
+                        "componentidentifier_id": converter,
+                    }
+                )
 
     def score(self, a: _Attack, piece, scorer_pk: int, kind: str, value, reviewer=None):
         from memory.models import Score
@@ -735,7 +745,7 @@ class Generator:
         started = time.perf_counter()
         for first in range(0, self.attacks, 2000):
             self.rows = {model: [] for model in order}
-            self.links = {"labels": [], "harms": []}
+            self.links = {"labels": [], "harms": [], "converters": []}
             for _ in range(first, min(first + 2000, self.attacks)):
                 self.attack()
             with transaction.atomic():
@@ -743,6 +753,7 @@ class Generator:
                     self.inserter.insert(model, self.rows[model])
                 self.inserter.insert(AttackResult.label_index.through, self.links["labels"])
                 self.inserter.insert(AttackResult.harm_category_index.through, self.links["harms"])
+                self.inserter.insert(Conversation.converter_index.through, self.links["converters"])
             for key, model in (
                 ("attacks", AttackResult),
                 ("conversations", Conversation),

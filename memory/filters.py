@@ -438,16 +438,16 @@ class AttackResultFilter(django_filters.FilterSet):
     def filter_converter_class(self, qs: QuerySet, name: str, value: str) -> QuerySet:
         """Any piece of the main conversation went through a converter of this class.
 
-        ``conversation IN (conversations with such a converted piece)``, driven from the
-        converter links (class index -> links -> pieces -> messages), not a correlated EXISTS
-        per attack, which SQLite evaluated for every attack row (minutes on 100,000). An IN
-        list also never repeats an attack, whatever the number of matching pieces.
+        ``conversation IN (…)`` read from ``Conversation.converter_index`` (class -> identifiers
+        -> indexed conversation links), which ingestion keeps; not from the converter links of
+        every piece, which cost in proportion to all converted pieces (bench/attack_list.py).
+        An IN list also never repeats an attack.
         """
         if not value:
             return qs
-        used = PieceConverter.objects.filter(identifier__class_name=value).values(
-            "piece__message__conversation_id"
-        )
+        used = Conversation.converter_index.through.objects.filter(
+            componentidentifier__class_name=value
+        ).values("conversation_id")
         return qs.filter(conversation_id__in=used)
 
     def filter_dataset(self, qs: QuerySet, name: str, value: str) -> QuerySet:

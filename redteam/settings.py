@@ -153,6 +153,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "PRAGMA synchronous=NORMAL;"
             "PRAGMA foreign_keys=ON;"
             "PRAGMA busy_timeout=20000;"
+            "PRAGMA cache_size=-65536;"
         ),
     }
     # A file, not :memory:, so multi-process tests share it; REDLINE_TEST_DB lets two test

@@ -44,6 +44,8 @@ def limit_problems(payload: Any, limits: Limits) -> list[Problem]:
 
     Iterative (no recursion limit to hit); stops after ``max_problems`` findings.
     """
+    if _within(payload, limits):
+        return []
     problems: list[Problem] = []
     stack: list[tuple[Any, str, int]] = [(payload, "", 0)]
     while stack and len(problems) < limits.max_problems:
@@ -69,3 +71,28 @@ def limit_problems(payload: Any, limits: Limits) -> list[Problem]:
                     stack.append((item, _join(path, key), depth + 1))
     problems.sort(key=lambda p: p.path)
     return problems
+
+
+def _within(payload: Any, limits: Limits) -> bool:
+    """Whether ``payload`` keeps every limit: the common case, checked without building paths.
+
+    Building a path string for each of a batch's ~100,000 values cost a third of the CPU of a
+    1,000-piece ingestion; paths are only needed once something is over a limit.
+    """
+    max_text, max_depth = limits.max_text_chars, limits.max_depth
+    if isinstance(payload, str):
+        return len(payload) <= max_text
+    stack: list[tuple[Any, int]] = [(payload, 0)]
+    while stack:
+        value, depth = stack.pop()
+        if not isinstance(value, dict | list):
+            continue
+        if depth >= max_depth:
+            return False
+        for item in value.values() if isinstance(value, dict) else value:
+            if isinstance(item, str):
+                if len(item) > max_text:
+                    return False
+            elif isinstance(item, dict | list):
+                stack.append((item, depth + 1))
+    return True

@@ -801,8 +801,10 @@ class _Plan:
             for value, data_type, sha in _media_values(p.spec)
         )
         pieces, links = [], []
+        converted: set[tuple[int, int]] = set()
         for message in batch.messages:
             message_id = self.messages_existing[(message.conversation_id, message.sequence)][0]
+            conversation_pk = self.existing_conversations[message.conversation_id].pk
             for piece in message.pieces:
                 spec = piece.spec
                 if spec.id in self.pieces_existing:
@@ -810,14 +812,20 @@ class _Plan:
                 position = next_position[message_id]
                 next_position[message_id] += 1
                 pieces.append(self._piece(spec, message_id, position, media))
-                links.extend(
-                    {"piece_id": spec.id, "position": i, "identifier_id": self.rows[conv.hash].pk}
-                    for i, conv in enumerate(spec.converter_identifiers)
-                )
+                for i, conv in enumerate(spec.converter_identifiers):
+                    identifier_pk = self.rows[conv.hash].pk
+                    links.append(
+                        {"piece_id": spec.id, "position": i, "identifier_id": identifier_pk}
+                    )
+                    converted.add((conversation_pk, identifier_pk))
                 self.status[piece.path] = CREATED
         # A concurrent writer may insert the same piece: the first one is kept (immutable).
         insert_rows(MessagePiece, pieces)
         insert_rows(PieceConverter, links)
+        insert_rows(
+            Conversation.converter_index.through,
+            [{"conversation_id": c, "componentidentifier_id": i} for c, i in sorted(converted)],
+        )
 
     def _piece(
         self, spec: PieceSpec, message_id: int, position: int, media: MediaIndex

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.db import models
 from django.db.models import Q
@@ -52,6 +53,12 @@ class Conversation(models.Model):
     harm_category_index = models.ManyToManyField(
         HarmCategory, blank=True, related_name="conversations"
     )
+    # Every converter identifier in the chain of any piece, written by ingestion like the label
+    # index: "attacks using converter X" is then an indexed join, not a walk over every
+    # piece's converter links (docs/performance.md).
+    converter_index = models.ManyToManyField(
+        ComponentIdentifier, blank=True, related_name="converted_conversations"
+    )
     started_at = models.DateTimeField(null=True, blank=True)
     pyrit_version = models.CharField(max_length=32, blank=True, default="")
     extra = models.JSONField(default=dict, blank=True)
@@ -77,8 +84,9 @@ class Message(models.Model):
     the unique (conversation, sequence) pair is PyRIT's grouping rule.
     """
 
+    # No index of its own: the unique (conversation, sequence) index starts with it.
     conversation = models.ForeignKey(
-        Conversation, on_delete=models.CASCADE, related_name="messages"
+        Conversation, on_delete=models.CASCADE, related_name="messages", db_index=False
     )
     sequence = models.IntegerField()
     role = models.CharField(max_length=32, choices=ChatMessageRole.choices)
@@ -129,7 +137,10 @@ class MessagePiece(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="pieces")
+    # No index of its own: the unique (message, position) index starts with it.
+    message = models.ForeignKey(
+        Message, on_delete=models.CASCADE, related_name="pieces", db_index=False
+    )
     position = models.PositiveIntegerField(default=0)
     timestamp = models.DateTimeField()
     labels = models.JSONField(default=dict, blank=True)
@@ -158,6 +169,7 @@ class MessagePiece(models.Model):
         null=True,
         blank=True,
         related_name="scorer_pieces",
+        db_index=False,  # partial index in Meta: only scorer conversations have one
     )
     original_value = models.TextField()
     original_value_data_type = models.CharField(
@@ -165,7 +177,12 @@ class MessagePiece(models.Model):
     )
     original_value_sha256 = models.CharField(max_length=64, null=True, blank=True)
     original_media = models.ForeignKey(
-        MediaBlob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        MediaBlob,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,  # partial index in Meta: text pieces have no media
     )
     # File name of a media original value, for linking media that arrives later (spec §13).
     original_media_key = models.CharField(max_length=255, blank=True, default="")
@@ -175,7 +192,12 @@ class MessagePiece(models.Model):
     )
     converted_value_sha256 = models.CharField(max_length=64, null=True, blank=True)
     converted_media = models.ForeignKey(
-        MediaBlob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        MediaBlob,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,  # partial index in Meta: text pieces have no media
     )
     converted_media_key = models.CharField(max_length=255, blank=True, default="")
     response_error = models.CharField(
@@ -223,8 +245,33 @@ class MessagePiece(models.Model):
             # Date-range filters and "latest activity" lists.
             models.Index(fields=["timestamp"], name="memory_piece_timestamp_idx"),
             # Media arriving after its pieces is matched by the SHA-256 of its bytes (§13).
-            models.Index(fields=["original_value_sha256"], name="memory_piece_orig_sha_idx"),
-            models.Index(fields=["converted_value_sha256"], name="memory_piece_conv_sha_idx"),
+            # Partial, like every index below that most pieces (text) would only pad: each
+            # index a piece row feeds is paid for on every ingestion and import.
+            models.Index(
+                fields=["original_value_sha256"],
+                condition=~Q(original_media_key=""),
+                name="memory_piece_orig_sha_idx",
+            ),
+            models.Index(
+                fields=["converted_value_sha256"],
+                condition=~Q(converted_media_key=""),
+                name="memory_piece_conv_sha_idx",
+            ),
+            models.Index(
+                fields=["original_media"],
+                condition=Q(original_media__isnull=False),
+                name="memory_piece_orig_media_idx",
+            ),
+            models.Index(
+                fields=["converted_media"],
+                condition=Q(converted_media__isnull=False),
+                name="memory_piece_conv_media_idx",
+            ),
+            models.Index(
+                fields=["scorer_identifier"],
+                condition=Q(scorer_identifier__isnull=False),
+                name="memory_piece_scorer_idx",
+            ),
             # Media uploaded after its pieces is matched by file name; partial: text has none.
             models.Index(
                 fields=["original_media_key"],
@@ -284,7 +331,10 @@ class MessagePiece(models.Model):
 class PieceConverter(models.Model):
     """The ordered converter chain of a piece (``converter_identifiers``, in applied order)."""
 
-    piece = models.ForeignKey(MessagePiece, on_delete=models.CASCADE, related_name="converters")
+    # No index of its own: the unique (piece, position) index starts with it.
+    piece = models.ForeignKey(
+        MessagePiece, on_delete=models.CASCADE, related_name="converters", db_index=False
+    )
     position = models.PositiveIntegerField()
     identifier = models.ForeignKey(
         ComponentIdentifier, on_delete=models.PROTECT, related_name="piece_converter_links"
@@ -300,3 +350,19 @@ class PieceConverter(models.Model):
 
     def __str__(self) -> str:
         return f"{self.piece_id}[{self.position}] {self.identifier}"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save, and record the converter in its conversation's ``converter_index``.
+
+        Ingestion writes links and index rows in bulk itself; this keeps the index right for
+        links saved one by one (the admin, tests).
+        """
+        super().save(*args, **kwargs)
+        conversation_id = (
+            MessagePiece.objects.filter(pk=self.piece_id)
+            .values_list("message__conversation_id", flat=True)
+            .get()
+        )
+        Conversation.converter_index.through.objects.get_or_create(
+            conversation_id=conversation_id, componentidentifier_id=self.identifier_id
+        )

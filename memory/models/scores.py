@@ -75,7 +75,12 @@ class Score(models.Model):
     )
     scorable = models.JSONField(null=True, blank=True)
     scorable_content = models.ForeignKey(
-        ScorableContent, on_delete=models.PROTECT, null=True, blank=True, related_name="scores"
+        ScorableContent,
+        on_delete=models.PROTECT,
+        null=True,
+        blank=True,
+        related_name="scores",
+        db_index=False,  # partial index in Meta: only 1.x non-piece scores have one
     )
     pyrit_version = models.CharField(max_length=32, blank=True, default="")
     extra = models.JSONField(default=dict, blank=True)
@@ -86,6 +91,7 @@ class Score(models.Model):
         null=True,
         blank=True,
         related_name="human_scores",
+        db_index=False,  # partial index in Meta: only human scores have one
     )
 
     objects = ScoreQuerySet.as_manager()
@@ -117,10 +123,21 @@ class Score(models.Model):
             ),
         ]
         indexes = [
-            # Scores of a conversation: WHERE message_piece_id IN (original_prompt_ids…).
-            models.Index(fields=["message_piece_id"], name="memory_score_piece_idx"),
+            # Scores of a conversation (WHERE message_piece_id IN (original_prompt_ids…)) use
+            # memory_score_piece_dash_idx, which starts with message_piece_id (migration 0004).
             # Score lists and trends by time.
             models.Index(fields=["timestamp"], name="memory_score_timestamp_idx"),
+            # Partial: most scores are automated and scored a piece.
+            models.Index(
+                fields=["reviewer"],
+                condition=Q(reviewer__isnull=False),
+                name="memory_score_reviewer_idx",
+            ),
+            models.Index(
+                fields=["scorable_content"],
+                condition=Q(scorable_content__isnull=False),
+                name="memory_score_scorable_idx",
+            ),
         ]
 
     def __str__(self) -> str:
