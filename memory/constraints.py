@@ -23,3 +23,14 @@ def sha256_or_null_check(field: str, name: str) -> models.CheckConstraint:
         condition=Q(**{f"{field}__isnull": True}) | Q(**{f"{field}__regex": SHA256_REGEX}),
         name=name,
     )
+
+
+def partial_index(field: str, name: str, *, unless: object = None) -> models.Index:
+    """An index on ``field`` of only the rows where it is set: not NULL, or not ``unless``.
+
+    For columns most rows leave empty (media of text pieces, reviewers of automated scores):
+    those rows then feed no index on every insert. Lookups by a value still use it, since
+    ``field = x`` implies the condition on both databases.
+    """
+    condition = Q(**{f"{field}__isnull": False}) if unless is None else ~Q(**{field: unless})
+    return models.Index(fields=[field], condition=condition, name=name)

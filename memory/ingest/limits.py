@@ -77,22 +77,27 @@ def _within(payload: Any, limits: Limits) -> bool:
     """Whether ``payload`` keeps every limit: the common case, checked without building paths.
 
     Building a path string for each of a batch's ~100,000 values cost a third of the CPU of a
-    1,000-piece ingestion; paths are only needed once something is over a limit.
+    1,000-piece ingestion; paths are only needed once something is over a limit. Exact type
+    tests, because this runs for every value; anything unusual is left to the full walk.
     """
     max_text, max_depth = limits.max_text_chars, limits.max_depth
-    if isinstance(payload, str):
-        return len(payload) <= max_text
+    if type(payload) not in (dict, list):
+        return type(payload) in _SCALARS or (type(payload) is str and len(payload) <= max_text)
     stack: list[tuple[Any, int]] = [(payload, 0)]
     while stack:
         value, depth = stack.pop()
-        if not isinstance(value, dict | list):
-            continue
         if depth >= max_depth:
             return False
-        for item in value.values() if isinstance(value, dict) else value:
-            if isinstance(item, str):
+        for item in value.values() if type(value) is dict else value:
+            kind = type(item)
+            if kind is str:
                 if len(item) > max_text:
                     return False
-            elif isinstance(item, dict | list):
+            elif kind is dict or kind is list:
                 stack.append((item, depth + 1))
+            elif kind not in _SCALARS:
+                return False
     return True
+
+
+_SCALARS = frozenset({int, float, bool, type(None)})

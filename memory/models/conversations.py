@@ -15,7 +15,7 @@ from memory.choices import (
     PromptResponseError,
     is_media_value,
 )
-from memory.constraints import choice_check, sha256_or_null_check
+from memory.constraints import choice_check, partial_index, sha256_or_null_check
 from memory.models.identifiers import ComponentIdentifier
 from memory.models.media import MediaBlob
 from memory.models.tags import HarmCategory, Label
@@ -257,37 +257,15 @@ class MessagePiece(models.Model):
                 condition=~Q(converted_media_key=""),
                 name="memory_piece_conv_sha_idx",
             ),
-            models.Index(
-                fields=["original_media"],
-                condition=Q(original_media__isnull=False),
-                name="memory_piece_orig_media_idx",
-            ),
-            models.Index(
-                fields=["converted_media"],
-                condition=Q(converted_media__isnull=False),
-                name="memory_piece_conv_media_idx",
-            ),
-            models.Index(
-                fields=["scorer_identifier"],
-                condition=Q(scorer_identifier__isnull=False),
-                name="memory_piece_scorer_idx",
-            ),
+            partial_index("original_media", "memory_piece_orig_media_idx"),
+            partial_index("converted_media", "memory_piece_conv_media_idx"),
+            partial_index("scorer_identifier", "memory_piece_scorer_idx"),
             # Media uploaded after its pieces is matched by file name; partial: text has none.
-            models.Index(
-                fields=["original_media_key"],
-                condition=~Q(original_media_key=""),
-                name="memory_piece_orig_key_idx",
-            ),
-            models.Index(
-                fields=["converted_media_key"],
-                condition=~Q(converted_media_key=""),
-                name="memory_piece_conv_key_idx",
-            ),
+            partial_index("original_media_key", "memory_piece_orig_key_idx", unless=""),
+            partial_index("converted_media_key", "memory_piece_conv_key_idx", unless=""),
             # "Blocked / errored responses" filters; partial, since almost every piece is fine.
-            models.Index(
-                fields=["response_error"],
-                condition=~Q(response_error=PromptResponseError.NONE),
-                name="memory_piece_error_idx",
+            partial_index(
+                "response_error", "memory_piece_error_idx", unless=PromptResponseError.NONE
             ),
         ]
 

@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 
 from memory.choices import PromptDataType, ScoreStatus, ScoreType
-from memory.constraints import choice_check, sha256_or_null_check
+from memory.constraints import choice_check, partial_index, sha256_or_null_check
 from memory.models.identifiers import ComponentIdentifier
 from memory.scoring import score_numeric_value
 
@@ -128,16 +128,8 @@ class Score(models.Model):
             # Score lists and trends by time.
             models.Index(fields=["timestamp"], name="memory_score_timestamp_idx"),
             # Partial: most scores are automated and scored a piece.
-            models.Index(
-                fields=["reviewer"],
-                condition=Q(reviewer__isnull=False),
-                name="memory_score_reviewer_idx",
-            ),
-            models.Index(
-                fields=["scorable_content"],
-                condition=Q(scorable_content__isnull=False),
-                name="memory_score_scorable_idx",
-            ),
+            partial_index("reviewer", "memory_score_reviewer_idx"),
+            partial_index("scorable_content", "memory_score_scorable_idx"),
         ]
 
     def __str__(self) -> str:

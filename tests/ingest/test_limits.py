@@ -11,6 +11,10 @@ from memory.ingest.limits import Limits, _within, limit_problems
 LIMITS = Limits(max_body_bytes=10_000, max_text_chars=5, max_depth=3)
 
 
+class Text(str):
+    """A str subclass, as a caller other than ``json.loads`` might pass."""
+
+
 def nested(depth: int) -> object:
     value: object = "x"
     for _ in range(depth):
@@ -28,6 +32,8 @@ def nested(depth: int) -> object:
         (nested(3), []),
         (nested(4), ["[0][0][0]"]),
         ({"a": ["ok", "toolong", {"c": "alsotoolong"}]}, ["a[1]", "a[2].c"]),
+        ({"a": Text("123456"), "b": Text("1")}, ["a"]),
+        ({"a": 1, "b": 2.5, "c": None, "d": True}, []),
     ],
 )
 def test_limits_report_the_path_of_each_value_over_a_limit(payload, paths):
