@@ -35,6 +35,7 @@ from memory.models import (
     AttackResult,
     ComponentIdentifier,
     Conversation,
+    Label,
     MessagePiece,
     PieceConverter,
     RelatedConversation,
@@ -125,18 +126,31 @@ class RepeatedFilter(django_filters.Filter):
 class LabelsFilter(django_filters.Filter):
     """``labels=key:value``, repeatable, all required: one indexed join per pair.
 
-    ``field_name`` is the path to a ``Label`` many-to-many (``label_index``). Each pair is its
-    own ``filter()`` call, so each gets its own join and matches exactly one label row: no
-    duplicate rows, and AND semantics.
+    ``field_name`` is the path to a ``Label`` many-to-many (``label_index``). The pairs are
+    looked up first (one query) and the links filtered by label id: a constant id lets
+    PostgreSQL use its statistics of that label, so a rare label is read from the link index
+    (0.3 ms) instead of walking every attack in time order for a guessed-at frequency (200 ms
+    at 100,000 attacks, bench/attack_list.py). Each pair is its own ``filter()`` call, so
+    each gets its own join: no duplicate rows, and AND semantics. An unknown pair matches
+    nothing.
     """
 
     field_class = LabelPairsField
 
     def filter(self, qs: QuerySet, value: list[tuple[str, str]]) -> QuerySet:
-        for key, label_value in value or []:
-            qs = qs.filter(
-                **{f"{self.field_name}__key": key, f"{self.field_name}__value": label_value}
-            )
+        if not value:
+            return qs
+        wanted = Q()
+        for key, label_value in value:
+            wanted |= Q(key=key, value=label_value)
+        ids = {
+            (k, v): pk
+            for pk, k, v in Label.objects.filter(wanted).values_list("pk", "key", "value")
+        }
+        for pair in value:
+            if pair not in ids:
+                return qs.none()
+            qs = qs.filter(**{self.field_name: ids[pair]})
         return qs
 
 

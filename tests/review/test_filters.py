@@ -220,6 +220,8 @@ ATTACK_CASES = [
     ({"labels": ["operator:alice", "operator:bob"]}, []),
     ({"labels": "source:https://example.org:8443/x"}, ["c"]),
     ({"labels": "operator:ALICE"}, []),
+    ({"labels": "operator:nobody"}, []),
+    ({"labels": ["operator:alice", "operator:nobody"]}, []),
     ({"harm_category": "violence"}, ["a"]),
     ({"harm_category": ["violence", "fraud"]}, []),
     ({"harm_category": "privacy"}, ["c"]),

@@ -450,7 +450,8 @@ def _conversations(memory, n):
         # queries (identifiers used as attack / target / scorer / converter in one; labels;
         # harm categories; datasets)
         ("/attacks/", _attacks, {}, 9),
-        ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 9),
+        # + the label filter's look-up of the label's id
+        ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 10),
         ("/attacks/?count=all&sort=-score", _attacks, {}, 9),
         # htmx: no filter panel
         ("/attacks/?outcome=success", _attacks, {"HX-Request": "true"}, 5),
