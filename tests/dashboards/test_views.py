@@ -197,7 +197,7 @@ WIDGET_QUERIES = {
     "volume": 3,  # conversations, pieces, scores
     "asr_by_attack_class": 2,  # counts per identifier id, identifier names
     "asr_by_target_model": 2,
-    "asr_by_converter": 3,  # attacks per class and outcome, with any converter, outcome totals
+    "asr_by_converter": 3,  # (converter, attack) links, identifier names, outcome totals
     "asr_by_harm_category": 1,
     "asr_by_dataset": 2,  # counts per objective hash, seeds holding them
     "asr_by_label": 4,  # label keys (default key), the key's labels, counts, outcome totals
