@@ -490,17 +490,18 @@ class Generator:
         from memory.models import Conversation
 
         pk = self.next_id("conversation")
-        self.rows[Conversation].append(
-            {
-                "id": pk,
-                "conversation_id": str(uuid.uuid4()),
-                "target_identifier_id": target_pk,
-                "labels": a.labels,
-                "targeted_harm_categories": a.objective[2],
-                "started_at": a.moment,
-                "pyrit_version": "0.12.1",
-            }
-        )
+        row = {
+            "id": pk,
+            "conversation_id": str(uuid.uuid4()),
+            "target_identifier_id": target_pk,
+            "labels": a.labels,
+            "targeted_harm_categories": a.objective[2],
+            "started_at": a.moment,
+            "pyrit_version": "0.12.1",
+            "piece_count": 0,  # counted as its pieces are made, as ingestion keeps it
+        }
+        self.rows[Conversation].append(row)
+        self.conversation_rows[pk] = row
         return pk
 
     def messages(self, a: _Attack, conversation: int, turns: int, *, main: bool) -> None:
@@ -541,6 +542,8 @@ class Generator:
                     "originator": "undefined",
                 }
             )
+            self.conversation_rows[conversation]["piece_count"] += 1
+            self.piece_home[piece] = conversation
             if main and role == "user":
                 for position, converter in enumerate(a.config["converter_pks"]):
                     self.rows[PieceConverter].append(
@@ -582,6 +585,7 @@ class Generator:
                 "score_metadata": {},
                 "scorer_class_identifier_id": scorer_pk,
                 "message_piece_id": piece,
+                "conversation_id": self.piece_home.get(piece),  # the score's home (ingestion)
                 "timestamp": a.moment + timedelta(minutes=1),
                 "objective": a.objective[0],
                 "status": "complete" if value is not None else "undetermined",
@@ -595,6 +599,9 @@ class Generator:
         from memory.models import AttackResult, HumanVerdict, RelatedConversation
 
         rng, world = self.rng, self.world
+        # An attack's scores name only its own pieces: per-attack maps keep memory flat.
+        self.conversation_rows: dict[int, dict] = {}
+        self.piece_home: dict[uuid.UUID, int] = {}
         config = rng.choice(world["configs"])
         labels = {
             "operator": rng.choice(OPERATORS),

@@ -35,6 +35,7 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    Sum,
 )
 from django.db.models.functions import Cast, Coalesce, Floor, Least, Substr, TruncDay
 from django.utils import timezone
@@ -426,20 +427,18 @@ def scope_conversations(scope: Scope) -> QuerySet:
     return Conversation.objects.filter(pk__in=scope_conversation_ids(scope))
 
 
-def scope_pieces(scope: Scope) -> QuerySet:
-    """Every piece of :func:`scope_conversations` (matched on the message's conversation id,
-    so the conversation table is not read)."""
-    return MessagePiece.objects.filter(message__conversation_id__in=scope_conversation_ids(scope))
-
-
 def scope_scores(scope: Scope) -> QuerySet:
-    """Scores of the scope's pieces, joined as PyRIT joins them (by original_prompt_id);
-    every score when nothing is filtered."""
+    """Scores at home in the scope's conversations (``Score.conversation``: the conversation
+    of the piece a score names); every score when nothing is filtered.
+
+    Read through the score's stored conversation, not by joining every piece's
+    ``original_prompt_id`` as the review pages do: that join cost in proportion to the pieces
+    behind the filter (0.4–0.9 s at 1,000,000 pieces). The two differ only for copies made by
+    duplicating a conversation, whose scores count once, in the conversation they were made in.
+    """
     if not scope.filtered:
         return Score.objects.all()
-    return Score.objects.filter(
-        message_piece_id__in=scope_pieces(scope).values("original_prompt_id")
-    )
+    return Score.objects.filter(conversation_id__in=scope_conversation_ids(scope))
 
 
 def headline(scope: Scope) -> Headline:
@@ -454,11 +453,12 @@ def volume(scope: Scope) -> Volume:
     """Conversations (main and related), pieces and scores behind the attacks. Three queries.
 
     Unfiltered, these are plain table counts; filtered, they follow the attacks to their
-    conversations, which costs in proportion to the pieces behind them.
+    conversations and read each one's stored piece count and home scores, so they cost in
+    proportion to the conversations, not to the pieces behind them.
     """
     if scope.filtered:
         conversations = scope_conversations(scope).count()
-        pieces = scope_pieces(scope).count()
+        pieces = scope_conversations(scope).aggregate(n=Sum("piece_count"))["n"] or 0
     else:
         conversations = Conversation.objects.count()
         pieces = MessagePiece.objects.count()

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hashlib
 import time
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -30,6 +30,7 @@ from memory.choices import is_media_value
 from memory.errors import Problem
 from memory.ingest.bulk import existing_values, insert_ignore, insert_rows, update_rows
 from memory.ingest.collector import fewer_collections
+from memory.ingest.homes import adopt_scores, piece_conversations
 from memory.ingest.media_links import MediaIndex
 from memory.ingest.normalize import NormalizedBatch, NormalizedMessage, normalize_batch
 from memory.ingest.seeds_write import SeedPlan
@@ -50,7 +51,7 @@ from memory.models import (
 from memory.models.media import media_key
 from memory.scoring import score_numeric_value
 from memory.services import identifiers_store, media_store, sha256_text
-from memory.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec
+from memory.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec, ScoreSpec
 
 __all__ = ["KINDS", "IngestReport", "ingest", "ingest_batch"]
 
@@ -694,6 +695,9 @@ class _Plan:
             if target is not None and piece.spec.id not in self.pieces_existing:
                 piece_targets.setdefault(piece.conversation_id, target)
         new = [cid for cid in self.conversation_ids if cid not in self.existing_conversations]
+        new_pieces = Counter(
+            p.conversation_id for p in batch.pieces if p.spec.id not in self.pieces_existing
+        )
         meta_version = batch.meta.get("pyrit_version")
         meta_version = meta_version if isinstance(meta_version, str) else ""
         creates = []
@@ -711,6 +715,7 @@ class _Plan:
                     retries=entity.retries if entity else [],
                     extra=entity.extra if entity else {},
                     pyrit_version=(entity.pyrit_version if entity else "") or meta_version,
+                    piece_count=new_pieces[cid],
                 )
             )
         # Another writer may create the same conversation concurrently: theirs is kept.
@@ -746,6 +751,11 @@ class _Plan:
             self.status[path] = (
                 UPDATED if row.conversation_id in self.dirty_conversations else UNCHANGED
             )
+        # Counted after the statuses: new messages alone do not make the entity "updated".
+        for cid, count in new_pieces.items():
+            if cid not in created:
+                self.existing_conversations[cid].piece_count += count
+                self.dirty_conversations[cid].add("piece_count")
 
     def _write_pieces(self) -> None:
         batch = self.batch
@@ -826,6 +836,8 @@ class _Plan:
             Conversation.converter_index.through,
             [{"conversation_id": c, "componentidentifier_id": i} for c, i in sorted(converted)],
         )
+        # Scores stored before their piece: the new piece's conversation becomes their home.
+        adopt_scores([row["id"] for row in pieces])
 
     def _piece(
         self, spec: PieceSpec, message_id: int, position: int, media: MediaIndex
@@ -902,10 +914,10 @@ class _Plan:
         insert_rows(ScorableContent, creates)
 
     def _write_scores(self) -> None:
+        new = [spec for spec in self.batch.scores if spec.id not in self.scores_existing]
+        homes = self._score_homes(new)
         creates = []
-        for spec in self.batch.scores:
-            if spec.id in self.scores_existing:
-                continue
+        for spec in new:
             creates.append(
                 dict(
                     id=spec.id,
@@ -918,6 +930,7 @@ class _Plan:
                     score_metadata=spec.score_metadata,
                     scorer_class_identifier_id=self.rows[spec.scorer_class_identifier.hash].pk,
                     message_piece_id=spec.message_piece_id,
+                    conversation_id=homes.get(spec.message_piece_id),
                     timestamp=spec.timestamp or _now(),
                     objective=spec.objective,
                     status=spec.status,
@@ -931,6 +944,20 @@ class _Plan:
             )
             self.status[self.batch.path_of(spec)] = CREATED
         insert_rows(Score, creates)
+
+    def _score_homes(self, scores: list[ScoreSpec]) -> dict[uuid.UUID, int]:
+        """Each scored piece id's conversation pk: from the batch, else one look-up."""
+        homes = {
+            p.spec.id: self.existing_conversations[p.conversation_id].pk for p in self.batch.pieces
+        }
+        elsewhere = {
+            s.message_piece_id
+            for s in scores
+            if s.message_piece_id is not None and s.message_piece_id not in homes
+        }
+        if elsewhere:
+            homes.update(piece_conversations(elsewhere))
+        return homes
 
     _ATTACK_FIELDS = (
         "conversation",

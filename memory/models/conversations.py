@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
 from memory.choices import (
     ChatMessageRole,
@@ -60,6 +60,9 @@ class Conversation(models.Model):
         ComponentIdentifier, blank=True, related_name="converted_conversations"
     )
     started_at = models.DateTimeField(null=True, blank=True)
+    # How many pieces the conversation holds, kept by ingestion: dashboards sum it over the
+    # conversations behind filtered attacks instead of counting their pieces.
+    piece_count = models.PositiveIntegerField(default=0, editable=False)
     pyrit_version = models.CharField(max_length=32, blank=True, default="")
     extra = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -271,6 +274,24 @@ class MessagePiece(models.Model):
 
     def __str__(self) -> str:
         return f"{self.id} ({self.converted_value_data_type})"
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        """Save; a new piece also counts in its conversation and becomes the home of scores
+        stored before it.
+
+        Ingestion does both in bulk itself; this keeps them right for pieces saved one by one
+        (the admin, tests).
+        """
+        adding = self._state.adding
+        super().save(*args, **kwargs)
+        if adding:
+            from memory.models.scores import Score
+
+            conversation_id = self.message.conversation_id
+            Conversation.objects.filter(pk=conversation_id).update(piece_count=F("piece_count") + 1)
+            Score.objects.filter(message_piece_id=self.id, conversation__isnull=True).update(
+                conversation_id=conversation_id
+            )
 
     @property
     def role(self) -> str:

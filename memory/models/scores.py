@@ -53,7 +53,9 @@ class Score(models.Model):
     joins it against pieces' ``original_prompt_id`` (so every copy of a duplicated piece shows
     the score), and scores of pieces that were never stored must still be kept (a dangling
     link). ``numeric_value`` is the value as a number, derived on write, so aggregates and the
-    check constraints can read it.
+    check constraints can read it. ``conversation`` is the score's home: the conversation of
+    the piece whose id it names, kept by ingestion (also when the piece arrives after the score)
+    so dashboards count the scores behind a set of conversations without a per-piece join.
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -68,6 +70,15 @@ class Score(models.Model):
         ComponentIdentifier, on_delete=models.PROTECT, related_name="scores"
     )
     message_piece_id = models.UUIDField(null=True, blank=True)
+    conversation = models.ForeignKey(
+        "memory.Conversation",
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        editable=False,
+        related_name="home_scores",
+        db_index=False,  # memory_score_conv_dash_idx starts with it
+    )
     timestamp = models.DateTimeField()
     objective = models.TextField(null=True, blank=True)
     status = models.CharField(
@@ -127,6 +138,24 @@ class Score(models.Model):
             # memory_score_piece_dash_idx, which starts with message_piece_id (migration 0004).
             # Score lists and trends by time.
             models.Index(fields=["timestamp"], name="memory_score_timestamp_idx"),
+            # The scores behind a set of conversations, and their distributions per scorer
+            # (dashboards), read from the index alone.
+            models.Index(
+                fields=[
+                    "conversation",
+                    "scorer_class_identifier",
+                    "score_type",
+                    "numeric_value",
+                    "reviewer",
+                ],
+                name="memory_score_conv_dash_idx",
+            ),
+            # Scores whose piece has not arrived yet, found again when it does.
+            models.Index(
+                fields=["message_piece_id"],
+                condition=Q(conversation__isnull=True),
+                name="memory_score_homeless_idx",
+            ),
             # Partial: most scores are automated and scored a piece.
             partial_index("reviewer", "memory_score_reviewer_idx"),
             partial_index("scorable_content", "memory_score_scorable_idx"),
@@ -136,8 +165,17 @@ class Score(models.Model):
         return f"{self.score_type}={self.score_value} ({self.scorer_class_identifier_id})"
 
     def save(self, *args, **kwargs) -> None:
-        """Derive ``numeric_value`` from the value, so it can never disagree with it."""
+        """Derive ``numeric_value`` from the value, so it can never disagree with it, and find
+        the score's home conversation when it is saved without one."""
         self.numeric_value = score_numeric_value(self.score_type, self.score_value)
+        if self.conversation_id is None and self.message_piece_id is not None:
+            from memory.models.conversations import MessagePiece
+
+            self.conversation_id = (
+                MessagePiece.objects.filter(pk=self.message_piece_id)
+                .values_list("message__conversation_id", flat=True)
+                .first()
+            )
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and "numeric_value" not in update_fields:
             kwargs["update_fields"] = [*update_fields, "numeric_value"]

@@ -150,8 +150,10 @@ def _volume(export: dict, attacks: list[dict] | None):
     ]
     if attacks is None:
         return len(conversations), len(pieces), len(export["scores"])
-    prompt_ids = {p["original_prompt_id"] for p in pieces}
-    scores = [s for s in export["scores"] if s.get("message_piece_id") in prompt_ids]
+    # A score counts at home: in the conversation of the piece whose id it names (not again
+    # on copies of that piece in duplicated conversations, which share its original_prompt_id).
+    piece_ids = {p["id"] for p in pieces}
+    scores = [s for s in export["scores"] if s.get("message_piece_id") in piece_ids]
     return len(conversations), len(pieces), len(scores)
 
 
@@ -382,8 +384,9 @@ def test_scorer_distributions_match_the_export(world, pyrit_memory, query):
     conversations = set().union(*(a["conversations"] for a in scoped))
     if not query:
         conversations = {c["conversation"]["conversation_id"] for c in export["conversations"]}
-    prompt_ids = {
-        p["original_prompt_id"]
+    # Scores count at home: in the conversation of the piece whose id they name.
+    piece_ids = {
+        p["id"]
         for c in export["conversations"]
         for m in c["messages"]
         for p in m["message_pieces"]
@@ -391,7 +394,7 @@ def test_scorer_distributions_match_the_export(world, pyrit_memory, query):
     }
     expected: dict = defaultdict(lambda: {"bins": [0] * 10, "true": 0, "false": 0, "und": 0})
     for score in export["scores"]:
-        if query and score.get("message_piece_id") not in prompt_ids:
+        if query and score.get("message_piece_id") not in piece_ids:
             continue
         entry = expected[score["scorer_class_identifier"]["class_name"]]
         value = score["score_value"]

@@ -19,15 +19,17 @@ def _statements(payload) -> int:
     return len(captured.captured_queries)
 
 
-# Into an empty database (26): BEGIN; look up stored conversations, pieces, scores and attack
+# Into an empty database (27): BEGIN; look up stored conversations, pieces, scores and attack
 # results by id; identifiers (savepoint, look up, insert, read back, release); insert
-# conversations and read them back; insert messages and read them back; insert pieces,
-# converter links, the conversations' converter index, scores, attack results; labels and harm categories (insert, read back
-# each) and the conversations' two link tables; COMMIT. The same batch again (16): BEGIN; the
-# four look-ups, each followed by reading the stored rows it found (plus a conversation's
-# messages and an attack's related conversations); identifiers (savepoint, look up, read back,
-# release); COMMIT — nothing written. PostgreSQL adds the advisory lock serialising writers.
-FIRST, AGAIN = 26, 16
+# conversations (with their piece counts) and read them back; insert messages and read them
+# back; insert pieces, converter links and the conversations' converter index; adopt scores
+# stored before their pieces; insert scores (with their home conversation), attack results;
+# labels and harm categories (insert, read back each) and the conversations' two link tables;
+# COMMIT. The same batch again (16): BEGIN; the four look-ups, each followed by reading the
+# stored rows it found (plus a conversation's messages and an attack's related
+# conversations); identifiers (savepoint, look up, read back, release); COMMIT — nothing
+# written. PostgreSQL adds the advisory lock serialising writers.
+FIRST, AGAIN = 27, 16
 
 
 @pytest.mark.parametrize("conversations", [2, 40, 130])
