@@ -450,15 +450,16 @@ def headline(scope: Scope) -> Headline:
 
 
 def volume(scope: Scope) -> Volume:
-    """Conversations (main and related), pieces and scores behind the attacks. Three queries.
+    """Conversations (main and related), pieces and scores behind the attacks.
 
-    Unfiltered, these are plain table counts; filtered, they follow the attacks to their
-    conversations and read each one's stored piece count and home scores, so they cost in
-    proportion to the conversations, not to the pieces behind them.
+    Unfiltered, these are plain table counts (three queries); filtered, they follow the attacks
+    to their conversations and read each one's stored piece count (one query for both) and
+    home scores (one more), so they cost in proportion to the conversations, not to the pieces
+    behind them.
     """
     if scope.filtered:
-        conversations = scope_conversations(scope).count()
-        pieces = scope_conversations(scope).aggregate(n=Sum("piece_count"))["n"] or 0
+        totals = scope_conversations(scope).aggregate(n=Count("pk"), pieces=Sum("piece_count"))
+        conversations, pieces = totals["n"], totals["pieces"] or 0
     else:
         conversations = Conversation.objects.count()
         pieces = MessagePiece.objects.count()
