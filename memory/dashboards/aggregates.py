@@ -273,6 +273,10 @@ DIMENSIONS: dict[str, Dimension] = {
         ),
     ]
 }
+
+#: The one-dimensional breakdowns, in page order; the eval-hash grouping is a widget of its own.
+BREAKDOWNS: tuple[str, ...] = tuple(name for name in DIMENSIONS if name != "eval_hash")
+
 #: Dimensions a heat map axis can use (one SQL expression each, at most one row per attack
 #: and axis value). Converters are left out: "no converter" needs a pass of its own.
 AXIS_DIMENSIONS = ("attack_class", "target_model", "scorer", "harm_category", "label")

@@ -26,16 +26,7 @@ from memory.dashboards.widgets import DashboardRequest, filter_names, repeatable
 from memory.filters import AttackResultFilter
 from redteam.permissions import RequiredPermissions, TokenScope
 
-GROUP_BY = (
-    "attack_class",
-    "target_model",
-    "converter",
-    "harm_category",
-    "dataset",
-    "label",
-    "scorer",
-    "eval_hash",
-)
+GROUP_BY = tuple(ag.DIMENSIONS)
 
 
 # --- response shapes (documentation and output) ---------------------------------------------

@@ -325,17 +325,6 @@ def agreement_tables(
     return [summary, cells]
 
 
-BREAKDOWNS = (
-    "attack_class",
-    "target_model",
-    "converter",
-    "harm_category",
-    "dataset",
-    "label",
-    "scorer",
-)
-
-
 def tables_for(request: DashboardRequest, built: dict[str, Any]) -> dict[str, Table]:
     """Every table of the page by slug, from the widgets already built (``WIDGETS`` names)."""
     tables: dict[str, Table] = {}
@@ -343,7 +332,7 @@ def tables_for(request: DashboardRequest, built: dict[str, Any]) -> dict[str, Ta
         tables["headline"] = headline_table(request, built["headline"])
     if "volume" in built:
         tables["volume"] = volume_table(request, built["volume"])
-    for name in BREAKDOWNS:
+    for name in ag.BREAKDOWNS:
         widget = f"asr_by_{name}"
         if widget in built:
             tables[widget] = breakdown_table(request, widget, built[widget])
@@ -369,7 +358,7 @@ def tables_for(request: DashboardRequest, built: dict[str, Any]) -> dict[str, Ta
 TABLE_WIDGETS = {
     "headline": "headline",
     "volume": "volume",
-    **{f"asr_by_{name}": f"asr_by_{name}" for name in BREAKDOWNS},
+    **{f"asr_by_{name}": f"asr_by_{name}" for name in ag.BREAKDOWNS},
     "heatmap": "heatmap",
     "eval_hash": "eval_hash",
     "trend": "trend",

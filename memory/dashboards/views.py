@@ -13,7 +13,13 @@ from django.utils import timezone
 from django.utils.http import urlencode
 
 from memory.dashboards import charts
-from memory.dashboards.aggregates import AXIS_DIMENSIONS, DIMENSIONS, TREND_SPLITS, ScorerAgreement
+from memory.dashboards.aggregates import (
+    AXIS_DIMENSIONS,
+    BREAKDOWNS,
+    DIMENSIONS,
+    TREND_SPLITS,
+    ScorerAgreement,
+)
 from memory.dashboards.tables import TABLE_WIDGETS, pct, tables_for
 from memory.dashboards.widgets import (
     LATE_PARTS,
@@ -123,17 +129,6 @@ def matrix_view(
     }
 
 
-BREAKDOWN_ORDER = (
-    "attack_class",
-    "target_model",
-    "converter",
-    "harm_category",
-    "dataset",
-    "label",
-    "scorer",
-)
-
-
 def _breakdown_card(dash: DashboardRequest, slug: str, breakdown: Any, table: Any) -> dict:
     return {
         "slug": slug,
@@ -157,7 +152,7 @@ def widget_context(dash: DashboardRequest, built: dict[str, Any]) -> dict[str, A
             )
             if f"asr_by_{name}" in built
             else {"slug": f"asr_by_{name}", "late": True}
-            for name in BREAKDOWN_ORDER
+            for name in BREAKDOWNS
         ],
     }
     if "headline" in built:

@@ -216,18 +216,7 @@ def _heatmap(request: DashboardRequest) -> ag.HeatMap:
 WIDGETS: list[Widget] = [
     Widget("headline", "Headline", lambda r: ag.headline(r.scope)),
     Widget("volume", "Conversations, pieces and scores", lambda r: ag.volume(r.scope)),
-    *[
-        _breakdown(name)
-        for name in (
-            "attack_class",
-            "target_model",
-            "converter",
-            "harm_category",
-            "dataset",
-            "label",
-            "scorer",
-        )
-    ],
+    *[_breakdown(name) for name in ag.BREAKDOWNS],
     Widget("heatmap", "Heat map", _heatmap),
     Widget("eval_hash", "Same attack across endpoints", lambda r: ag.eval_hash_breakdown(r.scope)),
     Widget("trend", "Trend", _trend),
