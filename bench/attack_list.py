@@ -38,7 +38,8 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+from bench.common import pg_database  # noqa: E402
+
 BUDGET_MS = 200.0
 
 _NS = uuid.UUID("0b5e3c1a-7d2f-4c4e-9a61-5f0c2d8e9b17")
@@ -509,23 +510,6 @@ def worker(args: argparse.Namespace) -> None:
     )
 
 
-def _pg_database(name: str, *, drop: bool) -> str | None:
-    """The URL of a scratch PostgreSQL database (created if missing); None if unreachable."""
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_URL, autocommit=True, connect_timeout=3) as conn:
-            if drop:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-            if not exists:
-                conn.execute(f'CREATE DATABASE "{name}"')
-    except Exception as exc:
-        print(f"PostgreSQL unavailable ({exc}); skipped", file=sys.stderr)
-        return None
-    return PG_URL.rsplit("/", 1)[0] + f"/{name}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--databases", default="sqlite,postgresql")
@@ -545,7 +529,7 @@ def main() -> None:
                     Path(f"{path}{suffix}").unlink(missing_ok=True)
             url = f"sqlite:///{path}"
         elif database in ("postgresql", "postgres"):
-            url = _pg_database(f"redline_bench_lists_{args.attacks}", drop=args.rebuild)
+            url = pg_database(f"redline_bench_lists_{args.attacks}", fresh=args.rebuild)
             if url is None:
                 continue
         else:

@@ -34,7 +34,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+from bench.common import pg_database  # noqa: E402
 
 # --- the synthetic red team ------------------------------------------------------------------
 
@@ -944,22 +944,6 @@ def _child(args: argparse.Namespace) -> None:
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 
-def _pg_database(name: str, *, drop: bool = False) -> str | None:
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_URL, autocommit=True, connect_timeout=3) as conn:
-            exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
-            if drop:
-                conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            elif not exists:
-                conn.execute(f'CREATE DATABASE "{name}"')
-    except Exception as exc:
-        print(f"PostgreSQL unavailable ({exc}); skipped", file=sys.stderr)
-        return None
-    return PG_URL.rsplit("/", 1)[0] + f"/{name}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--databases", default="sqlite,postgres")
@@ -996,8 +980,8 @@ def main() -> None:
             env["DATABASE_URL"] = f"sqlite:///{sqlite_path}"
         else:
             if not args.keep:
-                _pg_database(pg_name, drop=True)
-            url = _pg_database(pg_name)
+                pg_database(pg_name, create=False)
+            url = pg_database(pg_name, fresh=False)
             if url is None:
                 continue
             env["DATABASE_URL"] = url + ("?options=-c%20jit%3Doff" if args.pg_jit_off else "")
@@ -1025,7 +1009,7 @@ def main() -> None:
                     for suffix in ("", "-wal", "-shm"):
                         Path(f"{sqlite_path}{suffix}").unlink(missing_ok=True)
                 else:
-                    _pg_database(pg_name, drop=True)
+                    pg_database(pg_name, create=False)
 
 
 if __name__ == "__main__":

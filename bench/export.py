@@ -20,7 +20,9 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+sys.path.insert(0, str(ROOT))
+
+from bench.common import pg_database  # noqa: E402
 
 CHILD = """
 import json, sys, time, django
@@ -60,12 +62,10 @@ def main() -> None:
     env = {**os.environ, "DJANGO_SETTINGS_MODULE": "redteam.settings", "MEDIA_ROOT": str(work)}
     env["REDLINE_VAR_DIR"] = str(work)
     if args.database == "postgres":
-        import psycopg
-
-        with psycopg.connect(PG_URL, autocommit=True) as conn:
-            conn.execute('DROP DATABASE IF EXISTS "redline_bench_export"')
-            conn.execute('CREATE DATABASE "redline_bench_export"')
-        env["DATABASE_URL"] = PG_URL.rsplit("/", 1)[0] + "/redline_bench_export"
+        url = pg_database("redline_bench_export")
+        if url is None:
+            raise SystemExit("PostgreSQL is unreachable")
+        env["DATABASE_URL"] = url
     else:
         env["DATABASE_URL"] = f"sqlite:///{work / 'db.sqlite3'}"
     run(env, "manage.py", "migrate", "--verbosity", "0")

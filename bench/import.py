@@ -31,7 +31,9 @@ import uuid
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+sys.path.insert(0, str(ROOT))
+
+from bench.common import pg_database  # noqa: E402
 
 # PyRIT 1.1.0's tables as its SQLite memory creates them (alembic head 8d1e3f5a7b9c), without
 # the content-addressed identifier tables, which the importer does not read.
@@ -204,20 +206,6 @@ def generate(path: Path, *, conversations: int, turns: int, seed: int = 7) -> di
     return counts
 
 
-def _pg_database(name: str, *, drop: bool) -> str | None:
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_URL, autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            if not drop:
-                conn.execute(f'CREATE DATABASE "{name}"')
-    except Exception as exc:
-        print(f"PostgreSQL unavailable ({exc}); skipped", file=sys.stderr)
-        return None
-    return PG_URL.rsplit("/", 1)[0] + f"/{name}"
-
-
 def _child(env: dict[str, str], *args: str) -> tuple[float, int, float, str]:
     """Run ``manage.py`` in a child; returns wall seconds, peak RSS (bytes), CPU seconds (user
     + system, all threads) and its output."""
@@ -258,7 +246,7 @@ def run(database: str, db_path: Path, rows: int) -> list[dict]:
         if database == "sqlite":
             env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
         else:
-            url = _pg_database(pg_name, drop=False)
+            url = pg_database(pg_name)
             if url is None:
                 return []
             env["DATABASE_URL"] = url
@@ -287,7 +275,7 @@ def run(database: str, db_path: Path, rows: int) -> list[dict]:
             return results
         finally:
             if database != "sqlite":
-                _pg_database(pg_name, drop=True)
+                pg_database(pg_name, create=False)
 
 
 def main() -> None:

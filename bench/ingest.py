@@ -27,9 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench.common import pg_database  # noqa: E402
 from bench.payloads import batch  # noqa: E402
-
-PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
 def _free_port() -> int:
@@ -48,21 +47,6 @@ def _manage(env: dict[str, str], *args: str) -> str:
         text=True,
     )
     return result.stdout.strip()
-
-
-def _pg_database(name: str, *, drop: bool) -> str | None:
-    """Create (or drop) a scratch PostgreSQL database; None when PostgreSQL is unreachable."""
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_URL, autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            if not drop:
-                conn.execute(f'CREATE DATABASE "{name}"')
-    except Exception as exc:
-        print(f"PostgreSQL unavailable ({exc}); skipped", file=sys.stderr)
-        return None
-    return PG_URL.rsplit("/", 1)[0] + f"/{name}"
 
 
 def _wait(port: int, proc: subprocess.Popen) -> None:
@@ -97,7 +81,7 @@ def run(database: str, bodies: list[bytes], pieces_per_batch: int, workers: int)
         if database == "sqlite":
             env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
         else:
-            url = _pg_database(pg_name, drop=False)
+            url = pg_database(pg_name)
             if url is None:
                 return []
             env["DATABASE_URL"] = url
@@ -142,7 +126,7 @@ def run(database: str, bodies: list[bytes], pieces_per_batch: int, workers: int)
                 server.wait(timeout=30)
         finally:
             if database != "sqlite":
-                _pg_database(pg_name, drop=True)
+                pg_database(pg_name, create=False)
 
 
 def _pass(port: int, token: str, bodies: list[bytes], pieces_per_batch: int, label: str) -> dict:

@@ -40,7 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+from bench.common import pg_database  # noqa: E402
+
 BUDGET_MS = 300.0
 _NS = uuid.UUID("9d1c0e55-2b8e-4f57-a3f4-6a8e1c2b7d90")
 
@@ -357,21 +358,6 @@ def worker(args: argparse.Namespace) -> None:
     )
 
 
-def _pg_database(name: str, *, drop: bool) -> str | None:
-    """A scratch PostgreSQL database (dropped and re-created); None if unreachable."""
-    try:
-        import psycopg
-
-        with psycopg.connect(PG_URL, autocommit=True, connect_timeout=3) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
-            if not drop:
-                conn.execute(f'CREATE DATABASE "{name}"')
-    except Exception as exc:
-        print(f"PostgreSQL unavailable ({exc}); skipped", file=sys.stderr)
-        return None
-    return PG_URL.rsplit("/", 1)[0] + f"/{name}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--databases", default="sqlite,postgresql")
@@ -388,7 +374,7 @@ def main() -> None:
             if database == "sqlite":
                 url = f"sqlite:///{scratch}/bench.sqlite3"
             elif database in ("postgresql", "postgres"):
-                url = _pg_database("redline_bench_pages", drop=False)
+                url = pg_database("redline_bench_pages")
                 if url is None:
                     continue
             else:
@@ -400,7 +386,7 @@ def main() -> None:
                 subprocess.run(command, env=env, cwd=ROOT, check=True)
             finally:
                 if database != "sqlite":
-                    _pg_database("redline_bench_pages", drop=True)
+                    pg_database("redline_bench_pages", create=False)
 
 
 if __name__ == "__main__":
