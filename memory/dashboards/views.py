@@ -271,6 +271,12 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboards/dashboard.html", context)
 
 
+def _invalid(dash: DashboardRequest) -> HttpResponse:
+    """400 for a fragment or CSV asked for with bad filters: one plain line per parameter."""
+    lines = [f"{name}: {'; '.join(messages)}" for name, messages in dash.errors.items()]
+    return HttpResponse("\n".join(lines), status=400, content_type="text/plain; charset=utf-8")
+
+
 @login_required
 @permission_required(VIEW_PERMISSION, raise_exception=True)
 def dashboard_part(request: HttpRequest, part: str) -> HttpResponse:
@@ -280,8 +286,7 @@ def dashboard_part(request: HttpRequest, part: str) -> HttpResponse:
         raise Http404("No such dashboard part")
     dash = DashboardRequest.from_query(request.GET)
     if not dash.valid:
-        lines = [f"{name}: {'; '.join(messages)}" for name, messages in dash.errors.items()]
-        return HttpResponse("\n".join(lines), status=400, content_type="text/plain; charset=utf-8")
+        return _invalid(dash)
     built = {name: WIDGETS_BY_NAME[name].build(dash) for name in names}
     context = {"dash": dash, **widget_context(dash, built)}
     return render(request, f"dashboards/dashboard.html#part-{part}", context)
@@ -296,8 +301,7 @@ def dashboard_csv(request: HttpRequest, table: str) -> HttpResponse:
         raise Http404("No such dashboard table")
     dash = DashboardRequest.from_query(request.GET)
     if not dash.valid:
-        lines = [f"{name}: {'; '.join(messages)}" for name, messages in dash.errors.items()]
-        return HttpResponse("\n".join(lines), status=400, content_type="text/plain; charset=utf-8")
+        return _invalid(dash)
     built = {widget_name: WIDGETS_BY_NAME[widget_name].build(dash)}
     content = tables_for(dash, built)[table].to_csv()
     response = HttpResponse(content, content_type="text/csv; charset=utf-8")

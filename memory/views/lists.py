@@ -408,6 +408,30 @@ def with_current(options: list[str], current: Iterable[str]) -> list[str]:
     return [*options, *extra]
 
 
+def filter_panel(
+    request: HttpRequest,
+    filterset: Any,
+    options: dict[str, list[str]],
+    keyed: Iterable[tuple[str, str]],
+    advanced: Iterable[str],
+) -> dict[str, Any]:
+    """What a list's side panel shows: the options (each keyed list also holding the values in
+    the URL, so a shared link keeps its filter), the chosen values, the date range, and whether
+    the advanced section starts open (any of ``advanced`` is set)."""
+    get = request.GET
+    for key, option_key in keyed:
+        options[option_key] = with_current(options[option_key], get.getlist(key))
+    cleaned = filterset.form.cleaned_data if filterset.form.is_bound else {}
+    return {
+        "options": options,
+        "selected": {key: get.getlist(key) for key in filterset.filters},
+        "one": {key: get.get(key, "") for key in filterset.filters},
+        "time_after": datetime_local(cleaned.get("timestamp_after")),
+        "time_before": datetime_local(cleaned.get("timestamp_before")),
+        "advanced_open": any(get.get(key) for key in advanced),
+    }
+
+
 def _list_response(
     request: HttpRequest,
     template: str,
@@ -474,29 +498,22 @@ ATTACK_COLUMNS = [
 
 def _attack_filter_panel(request: HttpRequest, filterset: AttackResultFilter) -> dict[str, Any]:
     """Options and current values of the attack list's side panel."""
-    options = selectors.attack_filter_options()
-    get = request.GET
-    cleaned = filterset.form.cleaned_data if filterset.form.is_bound else {}
-    for key, option_key in (
-        ("attack_class", "attack_classes"),
-        ("target_class", "target_classes"),
-        ("target_model", "target_models"),
-        ("scorer_class", "scorer_classes"),
-        ("converter_class", "converter_classes"),
-        ("dataset", "datasets"),
-        ("harm_category", "harm_categories"),
-    ):
-        options[option_key] = with_current(options[option_key], get.getlist(key))
-    advanced = ("outcome", "identifier", "eval_hash", "target_hash", "scorer_hash")
-    return {
-        "options": options,
-        "outcome_choices": AttackOutcome.choices,
-        "selected": {key: get.getlist(key) for key in filterset.filters},
-        "one": {key: get.get(key, "") for key in filterset.filters},
-        "time_after": datetime_local(cleaned.get("timestamp_after")),
-        "time_before": datetime_local(cleaned.get("timestamp_before")),
-        "advanced_open": any(get.get(key) for key in advanced),
-    }
+    panel = filter_panel(
+        request,
+        filterset,
+        selectors.attack_filter_options(),
+        keyed=(
+            ("attack_class", "attack_classes"),
+            ("target_class", "target_classes"),
+            ("target_model", "target_models"),
+            ("scorer_class", "scorer_classes"),
+            ("converter_class", "converter_classes"),
+            ("dataset", "datasets"),
+            ("harm_category", "harm_categories"),
+        ),
+        advanced=("outcome", "identifier", "eval_hash", "target_hash", "scorer_hash"),
+    )
+    return {**panel, "outcome_choices": AttackOutcome.choices}
 
 
 @login_required
@@ -605,26 +622,18 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     if page is not None:
         context.update(pagination_context(params, page))
     if not is_htmx(request):
-        get = request.GET
-        options = selectors.conversation_filter_options()
-        for key, option_key in (
-            ("target_class", "target_classes"),
-            ("target_model", "target_models"),
-            ("harm_category", "harm_categories"),
-        ):
-            options[option_key] = with_current(options[option_key], get.getlist(key))
-        cleaned = filterset.form.cleaned_data if filterset.form.is_bound else {}
-        context.update(
-            {
-                "options": options,
-                "related_choices": ConversationType.choices,
-                "selected": {key: get.getlist(key) for key in filterset.filters},
-                "one": {key: get.get(key, "") for key in filterset.filters},
-                "time_after": datetime_local(cleaned.get("timestamp_after")),
-                "time_before": datetime_local(cleaned.get("timestamp_before")),
-                "advanced_open": bool(get.get("identifier") or get.get("conversation_id")),
-            }
+        panel = filter_panel(
+            request,
+            filterset,
+            selectors.conversation_filter_options(),
+            keyed=(
+                ("target_class", "target_classes"),
+                ("target_model", "target_models"),
+                ("harm_category", "harm_categories"),
+            ),
+            advanced=("identifier", "conversation_id"),
         )
+        context.update({**panel, "related_choices": ConversationType.choices})
     return _list_response(
         request,
         "review/conversation_list.html",
