@@ -537,12 +537,7 @@ def _label_breakdown(scope: Scope, dimension: Dimension, label_key: str | None) 
     counts = _counts_by_key(rows, "key")
     labelled = sum(counts.values(), OutcomeCounts())
     total = outcome_totals(scope)
-    rest = OutcomeCounts(
-        total.successes - labelled.successes,
-        total.failures - labelled.failures,
-        total.undetermined - labelled.undetermined,
-        total.errors - labelled.errors,
-    )
+    rest = total - labelled
     if rest.attacks:
         counts[None] = rest
     if not label_key:
@@ -587,12 +582,7 @@ def _converter_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
     }
     total = outcome_totals(scope)
     with_any = _tally(converted.values())
-    rest = OutcomeCounts(
-        total.successes - with_any.successes,
-        total.failures - with_any.failures,
-        total.undetermined - with_any.undetermined,
-        total.errors - with_any.errors,
-    )
+    rest = total - with_any
     if rest.attacks:
         counts[None] = rest
     return Breakdown(dimension, _build_groups(scope, dimension, counts, None))

@@ -91,6 +91,15 @@ class OutcomeCounts:
             self.errors + other.errors,
         )
 
+    def __sub__(self, other: OutcomeCounts) -> OutcomeCounts:
+        """What is left of these counts without ``other`` (e.g. "no label": all minus labelled)."""
+        return OutcomeCounts(
+            self.successes - other.successes,
+            self.failures - other.failures,
+            self.undetermined - other.undetermined,
+            self.errors - other.errors,
+        )
+
     def with_outcome(self, outcome: str, count: int) -> OutcomeCounts:
         """A copy with ``count`` more attacks of ``outcome`` (PyRIT's outcome values)."""
         field = _OUTCOME_FIELDS.get(outcome)

@@ -94,6 +94,8 @@ def test_outcome_counts_rate_is_pyrits_and_keeps_the_rest_apart():
     assert OutcomeCounts(successes=1, failures=8).low_n is True
     summed = counts + OutcomeCounts(1, 1, 1, 1)
     assert (summed.successes, summed.failures, summed.undetermined, summed.errors) == (4, 10, 6, 3)
+    left = summed - OutcomeCounts(4, 2, 1, 0)
+    assert (left.successes, left.failures, left.undetermined, left.errors) == (0, 8, 5, 3)
     assert counts.with_outcome("error", 3).errors == 5
     with pytest.raises(ValueError):
         counts.with_outcome("maybe", 1)
