@@ -954,16 +954,12 @@ class ScorerDistribution:
     def float_count(self) -> int:
         return sum(self.bins)
 
-    @property
-    def true_false_count(self) -> int:
-        return self.true + self.false
-
 
 def scorer_distributions(scope: Scope) -> list[ScorerDistribution]:
     """Per scorer class: histogram of float-scale values, true/false and undetermined counts.
 
-    Scores of every piece in the scope's conversations (main and related); every score when
-    nothing is filtered. Human scores (``reviewer`` set) are kept apart. Two queries.
+    The scores at home in the scope's conversations, main and related (``scope_scores``); every
+    score when nothing is filtered. Human scores (``reviewer`` set) are kept apart. Two queries.
     """
     bucket = Least(
         Cast(Floor(F("numeric_value") * HISTOGRAM_BINS), IntegerField()), HISTOGRAM_BINS - 1
