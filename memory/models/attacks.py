@@ -7,7 +7,7 @@ import uuid
 from django.db import models
 
 from memory.choices import AttackOutcome, ConversationType
-from memory.constraints import choice_check, sha256_or_null_check
+from memory.constraints import UniqueIndex, choice_check, sha256_or_null_check
 from memory.models.conversations import Conversation, MessagePiece
 from memory.models.identifiers import ComponentIdentifier
 from memory.models.scenarios import ScenarioResult
@@ -115,6 +115,40 @@ class AttackResult(models.Model):
                 name="memory_attack_human_idx",
                 condition=models.Q(human_outcome__isnull=False),
             ),
+            # Dashboards (docs/dashboards.md): each widget groups 100,000 attacks by one narrow
+            # key and counts outcomes, reading an index that holds exactly those columns
+            # instead of rows dragging their JSON and text along. Every attack-level widget
+            # and date-range filter (scanned, or range-searched by time):
+            models.Index(
+                fields=[
+                    "timestamp",
+                    "outcome",
+                    "human_outcome",
+                    "attack_identifier",
+                    "atomic_attack_identifier",
+                    "conversation",
+                    "last_score",
+                ],
+                name="memory_attack_dash_idx",
+            ),
+            # Converter breakdown: converter links reach attacks through their conversation.
+            models.Index(
+                fields=["conversation", "outcome", "human_outcome", "id"],
+                name="memory_attack_conv_dash_idx",
+            ),
+            # Label and harm-category breakdowns: link tables reach attacks by id.
+            UniqueIndex(
+                fields=["id", "outcome", "human_outcome"], name="memory_attack_id_dash_idx"
+            ),
+            # Seed-dataset breakdown and the dataset filter: attacks by objective hash.
+            models.Index(
+                fields=["objective_sha256", "outcome", "human_outcome"],
+                name="memory_attack_objective_idx",
+            ),
+            # Filtered dashboards reach the conversations of the attacks in scope by attack id.
+            # Narrow on purpose: widening memory_attack_id_dash_idx instead made it SQLite's
+            # choice for unfiltered scans, which then doubled (migration 0008).
+            UniqueIndex(fields=["id", "conversation"], name="memory_attack_conv_by_id_idx"),
         ]
 
     def __str__(self) -> str:

@@ -15,7 +15,7 @@ from memory.choices import (
     PromptResponseError,
     is_media_value,
 )
-from memory.constraints import choice_check, partial_index, sha256_or_null_check
+from memory.constraints import UniqueIndex, choice_check, partial_index, sha256_or_null_check
 from memory.models.identifiers import ComponentIdentifier
 from memory.models.media import MediaBlob
 from memory.models.tags import HarmCategory, Label
@@ -74,6 +74,8 @@ class Conversation(models.Model):
         indexes = [
             # Conversation listing in PyRIT order and date-range filters.
             models.Index(fields=["started_at", "conversation_id"], name="memory_conv_started_idx"),
+            # Target breakdowns: an attack's conversation to its target, without the JSON.
+            UniqueIndex(fields=["id", "target_identifier"], name="memory_conv_target_dash_idx"),
         ]
 
     def __str__(self) -> str:
@@ -269,6 +271,12 @@ class MessagePiece(models.Model):
             # "Blocked / errored responses" filters; partial, since almost every piece is fine.
             partial_index(
                 "response_error", "memory_piece_error_idx", unless=PromptResponseError.NONE
+            ),
+            # Dashboards: a converter link's piece to its message, and a message's pieces with
+            # the ids their scores are joined on.
+            UniqueIndex(fields=["id", "message"], name="memory_piece_message_dash_idx"),
+            models.Index(
+                fields=["message", "original_prompt_id"], name="memory_piece_prompt_dash_idx"
             ),
         ]
 

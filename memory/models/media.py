@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from memory.constraints import SHA256_REGEX
+from memory.constraints import is_sha256
 
 MARKERS = ("prompt-memory-entries/", "seed-prompt-entries/")
 
@@ -62,7 +62,7 @@ class MediaBlob(models.Model):
     class Meta:
         constraints = [
             models.CheckConstraint(
-                condition=models.Q(sha256__regex=SHA256_REGEX),
+                condition=is_sha256("sha256"),
                 name="%(app_label)s_%(class)s_sha256_hex",
             ),
         ]

@@ -10,7 +10,7 @@ from django.db import models
 from django.db.models import Q
 
 from memory.choices import PromptDataType, ScoreStatus, ScoreType
-from memory.constraints import choice_check, partial_index, sha256_or_null_check
+from memory.constraints import UniqueIndex, choice_check, partial_index, sha256_or_null_check
 from memory.models.identifiers import ComponentIdentifier
 from memory.scoring import score_numeric_value
 
@@ -134,8 +134,22 @@ class Score(models.Model):
             ),
         ]
         indexes = [
-            # Scores of a conversation (WHERE message_piece_id IN (original_prompt_ids…)) use
-            # memory_score_piece_dash_idx, which starts with message_piece_id (migration 0004).
+            # Scores of pieces (WHERE message_piece_id IN (original_prompt_ids…)), and score
+            # distributions and counts of the whole memory, read from the index alone.
+            models.Index(
+                fields=[
+                    "message_piece_id",
+                    "scorer_class_identifier",
+                    "score_type",
+                    "numeric_value",
+                    "reviewer",
+                ],
+                name="memory_score_piece_dash_idx",
+            ),
+            # Scorer breakdown: an attack's last score to its scorer.
+            UniqueIndex(
+                fields=["id", "scorer_class_identifier"], name="memory_score_scorer_id_idx"
+            ),
             # Score lists and trends by time.
             models.Index(fields=["timestamp"], name="memory_score_timestamp_idx"),
             # The scores behind a set of conversations, and their distributions per scorer

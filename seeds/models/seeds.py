@@ -8,7 +8,7 @@ from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
-from memory.constraints import choice_check, sha256_or_null_check
+from memory.constraints import choice_check, one_of, sha256_or_null_check
 from memory.models import MediaBlob
 from seeds.choices import ChatMessageRole, PromptDataType, SeedType
 from seeds.models.datasets import SeedDataset
@@ -96,7 +96,7 @@ class Seed(models.Model):
             choice_check("seed_type", SeedType, "%(app_label)s_%(class)s_seed_type_valid"),
             choice_check("data_type", PromptDataType, "%(app_label)s_%(class)s_data_type_valid"),
             models.CheckConstraint(
-                condition=Q(role__isnull=True) | Q(role__in=ChatMessageRole.values),
+                condition=Q(role__isnull=True) | one_of("role", ChatMessageRole.values),
                 name="%(app_label)s_%(class)s_role_valid",
             ),
             sha256_or_null_check("value_sha256", "%(app_label)s_%(class)s_sha256_hex"),
