@@ -35,7 +35,6 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
-    Sum,
 )
 from django.db.models.functions import Cast, Coalesce, Floor, Least, Substr, TruncDay
 from django.utils import timezone
@@ -426,11 +425,6 @@ def scope_conversation_ids(scope: Scope) -> QuerySet:
     return scope.attacks.values("conversation_id").union(related.values("conversation_id"))
 
 
-def scope_conversations(scope: Scope) -> QuerySet:
-    """The conversations behind the scope's attacks."""
-    return Conversation.objects.filter(pk__in=scope_conversation_ids(scope))
-
-
 def scope_scores(scope: Scope) -> QuerySet:
     """Scores at home in the scope's conversations (``Score.conversation``: the conversation
     of the piece a score names); every score when nothing is filtered.
@@ -456,23 +450,34 @@ def headline(scope: Scope) -> Headline:
 def volume(scope: Scope) -> Volume:
     """Conversations (main and related), pieces and scores behind the attacks.
 
-    Unfiltered, these are plain table counts (three queries); filtered, they follow the attacks
-    to their conversations and read each one's stored piece count (one query for both) and
-    home scores (one more), so they cost in proportion to the conversations, not to the pieces
-    behind them.
+    Unfiltered, these are plain table counts (three queries). Filtered, they follow the
+    attacks to their conversations and read each one's stored piece count and home scores, so
+    they cost in proportion to the conversations, not to the pieces behind them: one
+    statement, in which the scope's conversation ids are a CTE computed once (both databases
+    materialise a CTE used more than once) instead of once per count.
     """
-    if scope.filtered:
-        totals = scope_conversations(scope).aggregate(n=Count("pk"), pieces=Sum("piece_count"))
-        conversations, pieces = totals["n"], totals["pieces"] or 0
-    else:
-        conversations = Conversation.objects.count()
-        pieces = MessagePiece.objects.count()
-    return Volume(
-        conversations=conversations,
-        pieces=pieces,
-        scores=scope_scores(scope).count(),
-        whole_memory=not scope.filtered,
+    if not scope.filtered:
+        return Volume(
+            conversations=Conversation.objects.count(),
+            pieces=MessagePiece.objects.count(),
+            scores=Score.objects.count(),
+            whole_memory=True,
+        )
+    ids_sql, params = scope_conversation_ids(scope).query.sql_with_params()
+    connection = connections[scope.attacks.db]
+    quote = connection.ops.quote_name
+    conversation, score = quote(Conversation._meta.db_table), quote(Score._meta.db_table)
+    in_scope = "IN (SELECT id FROM scope_conversation)"
+    sql = (
+        f"WITH scope_conversation (id) AS ({ids_sql}) SELECT "
+        "(SELECT COUNT(*) FROM scope_conversation), "
+        f"(SELECT COALESCE(SUM(piece_count), 0) FROM {conversation} WHERE id {in_scope}), "
+        f"(SELECT COUNT(*) FROM {score} WHERE conversation_id {in_scope})"
     )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        conversations, pieces, scores = cursor.fetchone()
+    return Volume(conversations=conversations, pieces=int(pieces), scores=scores)
 
 
 # --- breakdowns ----------------------------------------------------------------------------------

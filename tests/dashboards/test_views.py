@@ -226,8 +226,8 @@ def test_widget_query_counts_do_not_depend_on_rows(pyrit_memory, query):
         expected["trend"] = 2  # and the series' identifier names
     if "labels" in query:
         expected["score_agreement"] = 3  # and which human-scored pieces are in scope
-        # conversations and their piece counts in one query when filtered
-        expected["volume"] = 2
+        # conversations, pieces and scores in one statement when filtered
+        expected["volume"] = 1
         # and, for each widget, the label filter's look-up of the label's id
         expected = {name: count + 1 for name, count in expected.items()}
     assert _widget_counts(query) == expected
