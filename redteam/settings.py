@@ -301,6 +301,8 @@ REDLINE_IMPORT_ZIP_MAX_TOTAL_BYTES = env_int("IMPORT_ZIP_MAX_TOTAL_MB", 8192) * 
 REDLINE_IMPORT_ZIP_MAX_MEMBER_BYTES = env_int("IMPORT_ZIP_MAX_MEMBER_MB", 4096) * 1024 * 1024
 REDLINE_IMPORT_ZIP_MAX_MEMBERS = env_int("IMPORT_ZIP_MAX_MEMBERS", 50_000)
 REDLINE_IMPORT_ZIP_MAX_RATIO = env_int("IMPORT_ZIP_MAX_RATIO", 200)
+# A running import whose worker has not reported for this long is failed as stalled.
+REDLINE_IMPORT_STALLED_AFTER_SECONDS = env_int("IMPORT_STALLED_AFTER_MINUTES", 15) * 60
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
 # Benchmarks only: report each response's SQL query count in an X-Query-Count header.

@@ -47,6 +47,9 @@ class ImportJob(models.Model):
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
+    # When the worker last reported (with each progress write): a running job whose worker
+    # was stopped or crashed stops beating and is failed as stalled (``docs/upload.md``).
+    heartbeat_at = models.DateTimeField(null=True, blank=True, editable=False)
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:

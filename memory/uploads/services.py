@@ -14,11 +14,14 @@ import shutil
 import tempfile
 import time
 import uuid
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.core.files.uploadedfile import UploadedFile
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from memory.importers import api as importer
@@ -88,7 +91,9 @@ class _ProgressWriter:
         if len(connection.atomic_blocks) > self.depth:
             return
         self.written_at = now
-        ImportJob.objects.filter(pk=self.job_id).update(progress=self.latest)
+        ImportJob.objects.filter(pk=self.job_id).update(
+            progress=self.latest, heartbeat_at=timezone.now()
+        )
 
 
 def import_job_run(*, job_id: uuid.UUID) -> ImportJob | None:
@@ -98,9 +103,11 @@ def import_job_run(*, job_id: uuid.UUID) -> ImportJob | None:
     message. An unexpected error ends it with a short message, is logged with its
     traceback, and is raised again so the task's result records it too.
     """
+    now = timezone.now()
     claimed = ImportJob.objects.filter(pk=job_id, status=ImportStatus.QUEUED).update(
         status=ImportStatus.RUNNING,
-        started_at=timezone.now(),
+        started_at=now,
+        heartbeat_at=now,
         progress={"phase": "starting", "done": 0, "total": 0, "rate": 0.0},
     )
     if not claimed:
@@ -135,6 +142,40 @@ def import_job_run(*, job_id: uuid.UUID) -> ImportJob | None:
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return job
+
+
+STALLED_ERROR = (
+    "The worker stopped reporting progress (it was stopped or crashed) and the import was "
+    "given up. Chunks written before that are kept; upload the file again to import the "
+    "rest: rows already imported are left unchanged."
+)
+
+
+def import_jobs_fail_stalled(*, now: datetime | None = None) -> int:
+    """Fail running jobs whose worker has not reported for
+    ``REDLINE_IMPORT_STALLED_AFTER_SECONDS``; returns how many. Their uploads are deleted like
+    those of any finished job. A worker reports at least after every chunk it writes, so a
+    live import never goes that long without a heartbeat."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.REDLINE_IMPORT_STALLED_AFTER_SECONDS)
+    stalled = ImportJob.objects.filter(status=ImportStatus.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )
+    failed = 0
+    for job in stalled:
+        # Re-checked in the UPDATE: the worker may have finished the job meanwhile.
+        if ImportJob.objects.filter(pk=job.pk, status=ImportStatus.RUNNING).update(
+            status=ImportStatus.FAILED,
+            progress={**(job.progress or {}), "phase": "failed"},
+            error=STALLED_ERROR,
+            finished_at=now,
+        ):
+            failed += 1
+            logger.warning("import job %s stalled (last heartbeat %s)", job.pk, job.heartbeat_at)
+            if job.upload:
+                job.upload.delete(save=False)
+                ImportJob.objects.filter(pk=job.pk).update(upload="")
+    return failed
 
 
 def _prepare(job: ImportJob, workdir: Path, progress: _ProgressWriter) -> tuple[Path, Path]:

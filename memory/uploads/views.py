@@ -20,7 +20,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 from memory.models import ImportJob, ImportStatus
 from memory.uploads.forms import ImportUploadForm
 from memory.uploads.limits import upload_limits
-from memory.uploads.services import import_job_create
+from memory.uploads.services import import_job_create, import_jobs_fail_stalled
 
 JOBS_PER_PAGE = 20
 ACTIVE = (ImportStatus.QUEUED, ImportStatus.RUNNING)
@@ -42,6 +42,7 @@ def _is_htmx(request: HttpRequest) -> bool:
 def import_list(request: HttpRequest) -> HttpResponse:
     """Upload form and the jobs, newest first."""
     _require_importer(request)
+    import_jobs_fail_stalled()
     form = ImportUploadForm()
     status = 200
     if request.method == "POST":
@@ -119,6 +120,7 @@ def _percent(progress: dict[str, Any]) -> int | None:
 def import_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     """One job: its progress while it runs, then the summary (or the error)."""
     _require_importer(request)
+    import_jobs_fail_stalled()
     job = get_object_or_404(ImportJob.objects.select_related("created_by"), pk=job_id)
     return render(request, "uploads/import_detail.html", _job_context(job))
 
@@ -128,5 +130,6 @@ def import_detail(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
 def import_status(request: HttpRequest, job_id: uuid.UUID) -> HttpResponse:
     """The ``status`` partial of a job, polled by htmx while the job runs."""
     _require_importer(request)
+    import_jobs_fail_stalled()
     job = get_object_or_404(ImportJob.objects.select_related("created_by"), pk=job_id)
     return render(request, "uploads/import_detail.html#status", _job_context(job))

@@ -246,3 +246,84 @@ def test_the_real_importer_imports_a_dbdata_zip(ingester, workdirs):
     again.refresh_from_db()
     assert again.status == ImportStatus.SUCCEEDED
     assert sum(again.summary["created"].values()) == 0
+
+
+def test_progress_beats_the_jobs_heartbeat(ingester, monkeypatch):
+    job = _job(ingester)
+    beats = []
+
+    def importer(*, path, media_root, dry_run, progress):
+        for done in (10, 20):
+            progress({"phase": "message_pieces", "done": done, "total": 20})
+            beats.append(ImportJob.objects.values_list("heartbeat_at", flat=True).get())
+        raise ImportFailed("stop here")
+
+    monkeypatch.setattr(services.importer, "import_pyrit_db", importer)
+    monkeypatch.setattr(services, "PROGRESS_INTERVAL", 0)
+    import_job_run(job_id=job.pk)
+    assert beats[0] is not None and beats[1] >= beats[0]
+
+
+def _running(user, *, beat_minutes_ago: float | None, started_minutes_ago: float = 60):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    job = _job(user)
+    now = timezone.now()
+    ImportJob.objects.filter(pk=job.pk).update(
+        status=ImportStatus.RUNNING,
+        started_at=now - timedelta(minutes=started_minutes_ago),
+        heartbeat_at=None
+        if beat_minutes_ago is None
+        else now - timedelta(minutes=beat_minutes_ago),
+        progress={"phase": "message_pieces", "done": 5000, "total": 9000},
+    )
+    job.refresh_from_db()
+    return job
+
+
+def test_a_running_job_whose_worker_stopped_beating_fails_as_stalled(ingester, settings):
+    settings.REDLINE_IMPORT_STALLED_AFTER_SECONDS = 15 * 60
+    stalled = _running(ingester, beat_minutes_ago=16)
+    never_beat = _running(ingester, beat_minutes_ago=None, started_minutes_ago=20)
+    alive = _running(ingester, beat_minutes_ago=14)
+    stored = Path(stalled.upload.path)
+
+    assert services.import_jobs_fail_stalled() == 2
+
+    stalled.refresh_from_db()
+    assert stalled.status == ImportStatus.FAILED
+    assert stalled.error == services.STALLED_ERROR
+    assert stalled.progress == {"phase": "failed", "done": 5000, "total": 9000}
+    assert stalled.finished_at is not None
+    assert not stored.exists() and not stalled.upload
+    never_beat.refresh_from_db()
+    assert never_beat.status == ImportStatus.FAILED
+    alive.refresh_from_db()
+    assert alive.status == ImportStatus.RUNNING and alive.error == ""
+    # done already: nothing more to fail
+    assert services.import_jobs_fail_stalled() == 0
+
+
+def test_queued_and_finished_jobs_are_never_stalled(ingester, fake, settings):
+    settings.REDLINE_IMPORT_STALLED_AFTER_SECONDS = 0
+    done = _job(ingester)
+    import_job_run(job_id=done.pk)
+    queued = _job(ingester)
+
+    assert services.import_jobs_fail_stalled() == 0
+    assert ImportJob.objects.get(pk=queued.pk).status == ImportStatus.QUEUED
+    assert ImportJob.objects.get(pk=done.pk).status == ImportStatus.SUCCEEDED
+
+
+def test_the_job_page_shows_a_stalled_job_as_failed(ingester, ingest_client, settings):
+    settings.REDLINE_IMPORT_STALLED_AFTER_SECONDS = 15 * 60
+    job = _running(ingester, beat_minutes_ago=30)
+
+    page = ingest_client.get(f"/imports/{job.pk}/")
+
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert "The worker stopped reporting progress" in text
+    assert 'hx-trigger="every 1s"' not in text  # no longer polled
