@@ -14,7 +14,7 @@ verdict where there is one, else the automated outcome (the filter's ``effective
 from __future__ import annotations
 
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -594,11 +594,8 @@ def _converter_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
 
 
 def _tally(outcomes: Iterable[str]) -> OutcomeCounts:
-    counter: dict[str, int] = defaultdict(int)
-    for outcome in outcomes:
-        counter[outcome] += 1
     total = OutcomeCounts()
-    for outcome, count in counter.items():
+    for outcome, count in Counter(outcomes).items():
         total = total.with_outcome(outcome, count)
     return total
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -187,6 +187,14 @@ _PG_MAX_PARAMS = 65_000
 _MAX_IN = 30_000
 
 
+def chunked(values: Iterable[Any], size: int = _MAX_IN) -> Iterator[list[Any]]:
+    """``values`` in lists of at most ``size`` (30,000: one ``IN`` list under SQLite's and
+    PostgreSQL's parameter limits)."""
+    items = list(values)
+    for start in range(0, len(items), size):
+        yield items[start : start + size]
+
+
 def insert_ignore(objs: Sequence[Model]) -> None:
     """``insert_rows`` for unsaved model instances of one model (small row counts)."""
     if not objs:
@@ -254,8 +262,7 @@ def existing_values(model: type[Model], name: str, values: Any) -> set[Any]:
     keys = list(by_db)
     found = set()
     with connection.cursor() as cursor:
-        for start in range(0, len(keys), _MAX_IN):
-            part = keys[start : start + _MAX_IN]
+        for part in chunked(keys):
             cursor.execute(head + f"({', '.join(['%s'] * len(part))})", part)
             found.update(by_db[row[0]] for row in cursor.fetchall() if row[0] in by_db)
     return found

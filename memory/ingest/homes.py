@@ -8,26 +8,18 @@ conversations through it (docs/dashboards.md).
 from __future__ import annotations
 
 import uuid
-from collections.abc import Collection, Iterable
+from collections.abc import Collection
 
 from django.db.models import OuterRef, Subquery
 
+from memory.ingest.bulk import chunked
 from memory.models import MessagePiece, Score
-
-#: ids per ``IN`` list, under SQLite's and PostgreSQL's parameter limits
-_CHUNK = 30_000
-
-
-def _chunks(ids: Iterable[uuid.UUID]) -> Iterable[list[uuid.UUID]]:
-    items = list(ids)
-    for start in range(0, len(items), _CHUNK):
-        yield items[start : start + _CHUNK]
 
 
 def piece_conversations(piece_ids: Collection[uuid.UUID]) -> dict[uuid.UUID, int]:
     """``{piece id: conversation pk}`` for the stored pieces among ``piece_ids``."""
     found: dict[uuid.UUID, int] = {}
-    for chunk in _chunks(piece_ids):
+    for chunk in chunked(piece_ids):
         found.update(
             MessagePiece.objects.filter(pk__in=chunk).values_list("pk", "message__conversation_id")
         )
@@ -44,7 +36,7 @@ def adopt_scores(piece_ids: Collection[uuid.UUID]) -> int:
         "message__conversation_id"
     )[:1]
     adopted = 0
-    for chunk in _chunks(piece_ids):
+    for chunk in chunked(piece_ids):
         adopted += Score.objects.filter(
             conversation__isnull=True, message_piece_id__in=chunk
         ).update(conversation_id=Subquery(home))

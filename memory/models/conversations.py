@@ -293,13 +293,12 @@ class MessagePiece(models.Model):
         adding = self._state.adding
         super().save(*args, **kwargs)
         if adding:
-            from memory.models.scores import Score
+            from memory.ingest.homes import adopt_scores
 
-            conversation_id = self.message.conversation_id
-            Conversation.objects.filter(pk=conversation_id).update(piece_count=F("piece_count") + 1)
-            Score.objects.filter(message_piece_id=self.id, conversation__isnull=True).update(
-                conversation_id=conversation_id
+            Conversation.objects.filter(pk=self.message.conversation_id).update(
+                piece_count=F("piece_count") + 1
             )
+            adopt_scores([self.id])
 
     @property
     def role(self) -> str:

@@ -183,13 +183,10 @@ class Score(models.Model):
         the score's home conversation when it is saved without one."""
         self.numeric_value = score_numeric_value(self.score_type, self.score_value)
         if self.conversation_id is None and self.message_piece_id is not None:
-            from memory.models.conversations import MessagePiece
+            from memory.ingest.homes import piece_conversations
 
-            self.conversation_id = (
-                MessagePiece.objects.filter(pk=self.message_piece_id)
-                .values_list("message__conversation_id", flat=True)
-                .first()
-            )
+            homes = piece_conversations([self.message_piece_id])
+            self.conversation_id = homes.get(self.message_piece_id)
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and "numeric_value" not in update_fields:
             kwargs["update_fields"] = [*update_fields, "numeric_value"]
