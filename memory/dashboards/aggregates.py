@@ -35,6 +35,8 @@ from django.db.models import (
     Q,
     QuerySet,
     Subquery,
+    UUIDField,
+    Value,
 )
 from django.db.models.functions import Cast, Coalesce, Floor, Least, Substr, TruncDay
 from django.utils import timezone
@@ -47,6 +49,7 @@ from memory.dashboards.stats import (
     agreement,
 )
 from memory.models import (
+    AttackLabel,
     AttackResult,
     ComponentIdentifier,
     Conversation,
@@ -528,9 +531,14 @@ def _label_breakdown(scope: Scope, dimension: Dimension, label_key: str | None) 
     at most one value per key, so "not set" is the scope's totals minus the labelled attacks.
     """
     values = dict(Label.objects.filter(key=label_key or "").values_list("pk", "value"))
-    links = AttackResult.label_index.through.objects.filter(label_id__in=list(values) or [0])
+    links = AttackLabel.objects.filter(label_id__in=list(values) or [0])
     if scope.filtered:
-        links = links.filter(attackresult_id__in=scope.pks())
+        # Tested as an expression, not the bare column: SQLite would otherwise probe the
+        # (label, attack) index once per label and scoped attack (30 × 33,000 probes for the
+        # last 30 days, 2× slower) instead of reading the key's links and testing each.
+        links = links.annotate(
+            scoped=Coalesce(F("attackresult_id"), Value(None), output_field=UUIDField())
+        ).filter(scoped__in=scope.pks())
     rows = [
         {**row, "key": values.get(row["key"])}
         for row in links.values(

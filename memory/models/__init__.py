@@ -1,6 +1,6 @@
 """PyRIT memory models, one module per aggregate, re-exported here."""
 
-from memory.models.attacks import AttackResult, RelatedConversation
+from memory.models.attacks import AttackLabel, AttackResult, RelatedConversation
 from memory.models.conversations import Conversation, Message, MessagePiece, PieceConverter
 from memory.models.identifiers import ComponentIdentifier, ComponentIdentifierChild
 from memory.models.imports import ImportJob, ImportStatus
@@ -11,6 +11,7 @@ from memory.models.scores import ScorableContent, Score
 from memory.models.tags import HarmCategory, Label
 
 __all__ = [
+    "AttackLabel",
     "AttackResult",
     "ComponentIdentifier",
     "ComponentIdentifierChild",

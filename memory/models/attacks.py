@@ -69,7 +69,9 @@ class AttackResult(models.Model):
     timestamp = models.DateTimeField()
     labels = models.JSONField(default=dict, blank=True)
     targeted_harm_categories = models.JSONField(default=list, blank=True)
-    label_index = models.ManyToManyField(Label, blank=True, related_name="attack_results")
+    label_index = models.ManyToManyField(
+        Label, blank=True, related_name="attack_results", through="AttackLabel"
+    )
     harm_category_index = models.ManyToManyField(
         HarmCategory, blank=True, related_name="attack_results"
     )
@@ -158,6 +160,29 @@ class AttackResult(models.Model):
     def attack_result_id(self) -> uuid.UUID:
         """PyRIT's name for the primary key."""
         return self.id
+
+
+class AttackLabel(models.Model):
+    """One (attack result, label) pair of ``AttackResult.label_index``.
+
+    The table Django made for the many-to-many (migration 0011 took it over unchanged) with
+    one index of its own: (label, attack) lets a label filter read the attack ids straight
+    from the index. Django's single-column label index had to look each link row up for its
+    attack id, most of a label-filtered dashboard widget's time (docs/dashboards.md).
+    """
+
+    attackresult = models.ForeignKey(AttackResult, on_delete=models.CASCADE)
+    label = models.ForeignKey(Label, on_delete=models.CASCADE, db_index=False)
+
+    class Meta:
+        db_table = "memory_attackresult_label_index"
+        unique_together = [("attackresult", "label")]
+        indexes = [
+            models.Index(fields=["label", "attackresult"], name="memory_attack_label_idx"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.attackresult_id}: {self.label_id}"
 
 
 class RelatedConversation(models.Model):

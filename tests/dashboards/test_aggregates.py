@@ -219,6 +219,23 @@ def test_label_breakdown_matches_the_export(world, label_key):
             assert filtered_ids(urlencode(got[key].params)) == ids
 
 
+@pytest.mark.parametrize(
+    ("query", "keep"),
+    [
+        ("attack_class=RedTeamingAttack", lambda a: a["attack_class"] == "RedTeamingAttack"),
+        ("labels=operator:alice", lambda a: a["labels"].get("operator") == "alice"),
+    ],
+)
+def test_label_breakdown_within_a_filter_counts_only_the_scope(world, query, keep):
+    scoped = [a for a in world if keep(a)]
+    breakdown = ag.breakdown(dash(query).scope, "label", label_key="operation")
+    expected = expected_groups(scoped, lambda a: a["labels"].get("operation"))
+    assert expected
+    assert {g.key: g.counts for g in breakdown.groups} == {
+        k: as_counts(c) for k, (c, _) in expected.items()
+    }
+
+
 def test_breakdown_within_a_filter_links_exactly(world):
     # A harm-category filter joins the harm table; grouping by harm must still see every
     # category of the filtered attacks, and each link (filter + group) select them exactly.
