@@ -471,6 +471,11 @@ def volume(scope: Scope) -> Volume:
     quote = connection.ops.quote_name
     conversation, score = quote(Conversation._meta.db_table), quote(Score._meta.db_table)
     in_scope = "IN (SELECT id FROM scope_conversation)"
+    if connection.vendor == "postgresql":
+        # As an array, PostgreSQL searches the index once per id in one scan; as ``IN`` it
+        # planned a nested loop for a guessed 200 ids and paid per loop (16,000 ids for a
+        # label: 99 → 65 ms for the whole statement).
+        in_scope = "= ANY(ARRAY(SELECT id FROM scope_conversation))"
     sql = (
         f"WITH scope_conversation (id) AS ({ids_sql}) SELECT "
         "(SELECT COUNT(*) FROM scope_conversation), "
