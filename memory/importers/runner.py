@@ -547,7 +547,9 @@ class Importer:
             self._dry_count(item.batch, item.problems)
         else:
             self._drop_unstored_references(item.batch)
-            report = ingest_batch(batch=item.batch, problems=item.problems, partial=True)
+            report = ingest_batch(
+                batch=item.batch, problems=item.problems, partial=True, list_items=False
+            )
             for kind, counts in report.counts.items():
                 self.tally.created[kind] += counts["created"]
                 self.tally.updated[kind] += counts["updated"]

@@ -80,7 +80,8 @@ CREATED, UPDATED, UNCHANGED, ERROR = "created", "updated", "unchanged", "error"
 
 @dataclass
 class IngestReport:
-    """What an ingestion did: counts per kind, every error, and each item's fate."""
+    """What an ingestion did: counts per kind, every error, and (partial ingestions, whose
+    response lists them) each item's fate."""
 
     counts: dict[str, dict[str, int]]
     errors: list[dict[str, Any]]
@@ -125,12 +126,14 @@ def ingest_batch(
     problems: Iterable[Problem] = (),
     partial: bool = False,
     started: float | None = None,
+    list_items: bool | None = None,
 ) -> IngestReport:
     """Ingest a normalised batch in one transaction.
 
     Atomic by default: if any item has a problem nothing is written and every problem is
     reported. With ``partial`` the items with problems (and items that depended on them) are
-    left out and the rest is written.
+    left out and the rest is written. ``list_items`` (default: ``partial``) fills the
+    report's per-item list.
     """
     started = time.perf_counter() if started is None else started
     problems = list(problems)
@@ -148,7 +151,8 @@ def ingest_batch(
         written = partial or not problems
         if written:
             plan.write()
-    return _report(batch, problems, plan if written else None, started, written, partial)
+    listed = partial if list_items is None else list_items
+    return _report(batch, problems, plan if written else None, started, written, partial, listed)
 
 
 # One ingestion writes at a time. SQLite's IMMEDIATE transactions already take the database's
@@ -185,6 +189,7 @@ def _report(
     started: float,
     written: bool,
     partial: bool,
+    list_items: bool,
 ) -> IngestReport:
     counts = {kind: {CREATED: 0, UPDATED: 0, UNCHANGED: 0, ERROR: 0} for kind in KINDS}
     errors = []
@@ -207,6 +212,10 @@ def _report(
             status = "not written"
         if status in counts[kind]:
             counts[kind][status] += 1
+        if not list_items:
+            # Only a partial ingestion's response lists items: an entry for each of a batch's
+            # ~2,000 items cost ~3 % of an atomic ingestion's CPU, for nothing.
+            continue
         entry: dict[str, Any] = {"path": path, "type": kind, "id": item.id, "status": status}
         if path in by_item:
             entry["errors"] = by_item[path]
