@@ -2,7 +2,10 @@
 
 Posts 10,000 pieces with 10,000 scores and 1,000 attack results in batches of 1,000 pieces,
 then posts the same batches again, and prints pieces/s and SQL statements per batch for both
-passes, on SQLite and (when reachable) PostgreSQL. Usage::
+passes, on SQLite and (when reachable) PostgreSQL. It also prints the server's CPU time (the
+gunicorn workers' user + system time, read from ``/proc``) and pieces per server CPU-second:
+on a virtual machine shared with other guests the wall clock drifts by ±25 % from one
+minute to the next, the CPU time much less. Usage::
 
     .venv/bin/python bench/ingest.py                    # both databases
     .venv/bin/python bench/ingest.py --databases sqlite --batches 5 --batch-pieces 500
@@ -64,6 +67,21 @@ def _wait(port: int, proc: subprocess.Popen) -> None:
     raise RuntimeError("gunicorn did not come up")
 
 
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` and its children (gunicorn's workers);
+    NaN where ``/proc`` is not available."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+        total = 0.0
+        for child in [pid, *map(int, children)]:
+            fields = Path(f"/proc/{child}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / ticks  # utime, stime
+        return total
+    except (OSError, ValueError, IndexError):
+        return float("nan")
+
+
 def run(database: str, bodies: list[bytes], pieces_per_batch: int, workers: int) -> list[dict]:
     """Start a server on ``database`` and time both passes; returns one row per pass."""
     with tempfile.TemporaryDirectory(prefix="redline-bench-") as tmp:
@@ -118,7 +136,7 @@ def run(database: str, bodies: list[bytes], pieces_per_batch: int, workers: int)
             try:
                 _wait(port, server)
                 return [
-                    _pass(port, token, bodies, pieces_per_batch, label)
+                    _pass(port, token, bodies, pieces_per_batch, label, server.pid)
                     for label in ("first", "re-post")
                 ]
             finally:
@@ -129,8 +147,11 @@ def run(database: str, bodies: list[bytes], pieces_per_batch: int, workers: int)
                 pg_database(pg_name, create=False)
 
 
-def _pass(port: int, token: str, bodies: list[bytes], pieces_per_batch: int, label: str) -> dict:
+def _pass(
+    port: int, token: str, bodies: list[bytes], pieces_per_batch: int, label: str, server: int
+) -> dict:
     conn = http.client.HTTPConnection("127.0.0.1", port, timeout=600)
+    cpu_before = _cpu_seconds(server)
     headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
     seconds, queries, counts = [], [], {"created": 0, "unchanged": 0, "updated": 0}
     for body in bodies:
@@ -145,12 +166,15 @@ def _pass(port: int, token: str, bodies: list[bytes], pieces_per_batch: int, lab
         for key in counts:
             counts[key] += json.loads(payload)["counts"]["message_pieces"][key]
     total = sum(seconds)
+    cpu = _cpu_seconds(server) - cpu_before
     pieces = pieces_per_batch * len(bodies)
     return {
         "pass": label,
         "pieces": pieces,
         "seconds": total,
         "pieces_per_s": pieces / total,
+        "server_cpu": cpu,
+        "pieces_per_cpu_s": pieces / cpu if cpu > 0 else float("nan"),
         "batch_ms_median": statistics.median(seconds) * 1000,
         "queries": sorted(set(queries)),
         "pieces_created": counts["created"],
@@ -177,7 +201,8 @@ def main() -> None:
         f"gunicorn with {args.workers} workers; {os.cpu_count()} CPUs"
     )
     print(
-        f"{'database':<10} {'pass':<8} {'pieces/s':>9} {'median batch':>13} {'queries/batch':>14}"
+        f"{'database':<10} {'pass':<8} {'pieces/s':>9} {'median batch':>13} {'server CPU':>11} "
+        f"{'pieces/CPU-s':>13} {'queries/batch':>14}"
     )
     for database in args.databases.split(","):
         for row in run(database, bodies, args.batch_pieces, args.workers):
@@ -186,7 +211,8 @@ def main() -> None:
                 queries = str(row["queries"][0])
             print(
                 f"{database:<10} {row['pass']:<8} {row['pieces_per_s']:>9.0f} "
-                f"{row['batch_ms_median']:>10.0f} ms {queries:>14}"
+                f"{row['batch_ms_median']:>10.0f} ms {row['server_cpu']:>9.2f} s "
+                f"{row['pieces_per_cpu_s']:>13.0f} {queries:>14}"
                 f"   (created {row['pieces_created']}, unchanged {row['pieces_unchanged']})"
             )
 

@@ -21,6 +21,8 @@ def test_sqlite_connection_uses_wal_and_a_busy_timeout():
         assert cursor.fetchone()[0] == "wal"
         cursor.execute("PRAGMA busy_timeout")
         assert cursor.fetchone()[0] >= 5000
+        cursor.execute("PRAGMA wal_autocheckpoint")
+        assert cursor.fetchone()[0] == 10_000
     assert connection.settings_dict["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
 
 
