@@ -32,6 +32,7 @@ from memory.admin_utils import (
     truncate,
 )
 from memory.models import (
+    AttackLabel,
     AttackResult,
     ComponentIdentifier,
     ComponentIdentifierChild,
@@ -873,6 +874,23 @@ class LabelAdmin(LookupAdmin):
             admin_changelist_url(Conversation, label_index__id__exact=obj.pk),
             admin_changelist_url(AttackResult, label_index__id__exact=obj.pk),
         )
+
+
+@admin.register(AttackLabel)
+class AttackLabelAdmin(EvidenceAdmin):
+    """Attack ↔ label links (kept by ingestion from each attack result's labels)."""
+
+    list_display = ("attack_link", "label")
+    list_select_related = ("label",)
+    sortable_by = ()
+    uuid_search_fields = ("attackresult",)
+    search_fields = ("attackresult__id__exact",)
+    search_help_text = "Attack result UUID (indexed)."
+    raw_id_fields = ("attackresult", "label")
+
+    @admin.display(description="attack result")
+    def attack_link(self, obj: AttackLabel) -> SafeString:
+        return admin_link(AttackResult, obj.attackresult_id, short_id(obj.attackresult_id))
 
 
 @admin.register(HarmCategory)

@@ -12,6 +12,7 @@ from django.urls import reverse
 
 from memory.admin_utils import EstimatedCountPaginator
 from memory.models import (
+    AttackLabel,
     AttackResult,
     ComponentIdentifier,
     ComponentIdentifierChild,
@@ -69,6 +70,7 @@ BUILDERS: dict[type, Callable[[], object]] = {
     ScorableContent: lambda: make_scorable_content(),
     AttackResult: lambda: make_attack(attack_identifier=make_identifier("PromptSendingAttack")),
     RelatedConversation: lambda: make_related_conversation(make_attack()),
+    AttackLabel: lambda: AttackLabel.objects.create(attackresult=make_attack(), label=make_label()),
     ScenarioResult: lambda: make_scenario(),
     ComponentIdentifier: lambda: make_identifier(),
     ComponentIdentifierChild: lambda: make_identifier_child(make_identifier("SelfAskScorer")),
