@@ -1,0 +1,28 @@
+"""The WSGI application loads every view when a worker starts, not in its first request."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_importing_the_wsgi_application_loads_the_urlconf_and_the_ingestion_views():
+    code = (
+        "import sys, redteam.wsgi; "
+        "print(all(m in sys.modules for m in ('memory.api.ingest', 'memory.ingest.write', "
+        "'memory.dashboards.views')))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "redteam.settings"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert result.stdout.strip() == "True"
