@@ -24,6 +24,9 @@ def test_sqlite_connection_uses_wal_and_a_busy_timeout():
         cursor.execute("PRAGMA wal_autocheckpoint")
         assert cursor.fetchone()[0] == 10_000
     assert connection.settings_dict["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
+    # Kept between requests: a new connection per request re-parsed the schema and
+    # checkpointed the WAL on close (docs/performance.md, ingestion's fifth round).
+    assert connection.settings_dict["CONN_MAX_AGE"] > 0
 
 
 @pytest.mark.django_db(transaction=True)
