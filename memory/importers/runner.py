@@ -547,9 +547,7 @@ class Importer:
             self._dry_count(item.batch, item.problems)
         else:
             self._drop_unstored_references(item.batch)
-            report = ingest_batch(
-                batch=item.batch, problems=item.problems, partial=True, list_items=False
-            )
+            report = ingest_batch(batch=item.batch, problems=item.problems, partial=True)
             for kind, counts in report.counts.items():
                 self.tally.created[kind] += counts["created"]
                 self.tally.updated[kind] += counts["updated"]

@@ -117,7 +117,9 @@ def ingest(*, payload: Any, partial: bool = False) -> IngestReport:
     started = time.perf_counter()
     with fewer_collections():
         batch, problems = normalize_batch(payload)
-        return ingest_batch(batch=batch, problems=problems, partial=partial, started=started)
+        return ingest_batch(
+            batch=batch, problems=problems, partial=partial, started=started, list_items=partial
+        )
 
 
 def ingest_batch(
@@ -126,14 +128,14 @@ def ingest_batch(
     problems: Iterable[Problem] = (),
     partial: bool = False,
     started: float | None = None,
-    list_items: bool | None = None,
+    list_items: bool = False,
 ) -> IngestReport:
     """Ingest a normalised batch in one transaction.
 
     Atomic by default: if any item has a problem nothing is written and every problem is
     reported. With ``partial`` the items with problems (and items that depended on them) are
-    left out and the rest is written. ``list_items`` (default: ``partial``) fills the
-    report's per-item list.
+    left out and the rest is written. ``list_items`` fills the report's per-item list (a
+    partial API call's response shows it).
     """
     started = time.perf_counter() if started is None else started
     problems = list(problems)
@@ -151,8 +153,9 @@ def ingest_batch(
         written = partial or not problems
         if written:
             plan.write()
-    listed = partial if list_items is None else list_items
-    return _report(batch, problems, plan if written else None, started, written, partial, listed)
+    return _report(
+        batch, problems, plan if written else None, started, written, partial, list_items
+    )
 
 
 # One ingestion writes at a time. SQLite's IMMEDIATE transactions already take the database's
