@@ -452,6 +452,8 @@ def _conversations(memory, n):
         ("/attacks/", _attacks, {}, 9),
         # + the label filter's look-up of the label's id
         ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 10),
+        # + the target filter's look-up of the model's identifier ids
+        ("/attacks/?target_model=llama-3", _attacks, {}, 10),
         ("/attacks/?count=all&sort=-score", _attacks, {}, 9),
         # htmx: no filter panel
         ("/attacks/?outcome=success", _attacks, {"HX-Request": "true"}, 5),
