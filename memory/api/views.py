@@ -36,6 +36,7 @@ from memory.selectors import (
     piece_converters_prefetch,
     scores_for_pieces,
 )
+from redteam.pagination import MAX_PAGE_SIZE
 
 #: A piece, score or attack result id in a URL.
 UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
@@ -49,7 +50,7 @@ class CursorPagination(pagination.CursorPagination):
     """
 
     page_size_query_param = "limit"
-    max_page_size = 1000
+    max_page_size = MAX_PAGE_SIZE
 
 
 class NewestFirstPagination(CursorPagination):
