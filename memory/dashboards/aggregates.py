@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
+from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.models import (
     BigIntegerField,
@@ -466,7 +467,10 @@ def volume(scope: Scope) -> Volume:
             scores=Score.objects.count(),
             whole_memory=True,
         )
-    ids_sql, params = scope_conversation_ids(scope).query.sql_with_params()
+    try:
+        ids_sql, params = scope_conversation_ids(scope).query.sql_with_params()
+    except EmptyResultSet:  # e.g. an unknown target model: Django knows no row can match
+        return Volume(conversations=0, pieces=0, scores=0)
     connection = connections[scope.attacks.db]
     quote = connection.ops.quote_name
     conversation, score = quote(Conversation._meta.db_table), quote(Score._meta.db_table)

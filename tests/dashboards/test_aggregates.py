@@ -177,6 +177,9 @@ def test_headline_and_volume_count_the_whole_memory_without_filters(world, pyrit
         ("attack_class=RedTeamingAttack", lambda a: a["attack_class"] == "RedTeamingAttack"),
         ("labels=operator:alice", lambda a: a["labels"].get("operator") == "alice"),
         ("harm_category=privacy", lambda a: "privacy" in a["harm_category"]),
+        # no model of that name: the scope is known to be empty before any query runs
+        ("target_model=no-such-model", lambda a: False),
+        ("labels=no-such-key:x", lambda a: False),
     ],
 )
 def test_volume_counts_what_is_behind_the_filtered_attacks(world, pyrit_memory, query, keep):
