@@ -1,0 +1,48 @@
+"""Repeatable filters (``labels``, ``harm_category``, …) take at most ``MAX_REPEATED_VALUES``
+distinct values; a repeated value counts once. Every value is a join, and unbounded repeats
+let one request exhaust the database (200 copies: PostgreSQL's planner ran out of memory,
+SQLite refused the statement)."""
+
+from __future__ import annotations
+
+import pytest
+
+from memory.filters import MAX_REPEATED_VALUES
+from tests.api.conftest import get_json
+
+LISTS = ["/attacks/", "/conversations/", "/api/v1/attack-results/", "/api/v1/conversations/"]
+
+
+def _repeat(name: str, values: list[str]) -> str:
+    return "&".join(f"{name}={v}" for v in values)
+
+
+@pytest.mark.parametrize("url", ["/api/v1/attack-results/", "/api/v1/conversations/"])
+def test_one_value_repeated_hundreds_of_times_counts_once(admin_client, memory_world, url):
+    _, once = get_json(admin_client, f"{url}?harm_category=violence")
+    status, many = get_json(admin_client, f"{url}?{_repeat('harm_category', ['violence'] * 300)}")
+    assert status == 200
+    assert many["results"] == once["results"] != []
+
+
+@pytest.mark.parametrize("url", ["/attacks/", "/conversations/"])
+def test_pages_answer_a_value_repeated_hundreds_of_times(admin_client, memory_world, url):
+    response = admin_client.get(f"{url}?{_repeat('harm_category', ['violence'] * 300)}")
+    assert response.status_code == 200
+
+
+@pytest.mark.parametrize("name", ["harm_category", "labels"])
+@pytest.mark.parametrize("url", LISTS)
+def test_more_distinct_values_than_the_cap_is_a_400_naming_it(
+    admin_client, memory_world, url, name
+):
+    values = [f"k{n}:v" for n in range(MAX_REPEATED_VALUES + 1)]
+    response = admin_client.get(f"{url}?{_repeat(name, values)}")
+    assert response.status_code == 400
+    assert f"at most {MAX_REPEATED_VALUES} values" in response.content.decode()
+
+
+def test_the_cap_itself_is_accepted(admin_client, memory_world):
+    values = [f"k{n}:v" for n in range(MAX_REPEATED_VALUES)]
+    status, body = get_json(admin_client, f"/api/v1/attack-results/?{_repeat('labels', values)}")
+    assert status == 200 and body["results"] == []
