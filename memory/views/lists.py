@@ -163,6 +163,8 @@ def datetime_local(value: datetime | None) -> str:
 
 #: Matches counted exactly before a list says "more than"; ``?count=all`` lifts the cap.
 COUNT_CAP = 1000
+#: The highest page number a list serves (its offset must fit the databases' 64-bit integers).
+MAX_PAGE_NUMBER = 10**9
 
 
 @dataclass
@@ -232,6 +234,8 @@ def paginate(
         number = max(int(page or 1), 1)
     except ValueError:
         number = 1
+    # Past the count cap the last page is unknown; keep the offset a 64-bit integer.
+    number = min(number, MAX_PAGE_NUMBER)
     if exact:
         number = min(number, max(1, -(-count // per_page)))
     offset = (number - 1) * per_page

@@ -415,6 +415,11 @@ def test_past_the_count_cap_the_list_says_more_than_and_can_count_all(client, me
     # Past the end of an uncounted list: an empty page that links back.
     html = client.get("/attacks/?page=9").content.decode()
     assert "No attacks on this page." in html
+    # ... however far past: a page number beyond 64 bits never reaches the database.
+    for huge in ("9223372036854775807", "8931009913969559207936"):
+        response = client.get(f"/attacks/?page={huge}")
+        assert response.status_code == 200
+        assert "No attacks on this page." in response.content.decode()
     # count=all counts exactly (and the last page is known).
     response = client.get("/attacks/?count=all")
     assert response["X-Result-Count"] == "7"
