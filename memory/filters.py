@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import re
+from datetime import UTC
 from typing import Any
 
 import django_filters
@@ -88,6 +89,22 @@ class LabelPairsField(RepeatedValueField):
                 )
             pairs.append((key, label_value))
         return pairs
+
+
+class IsoDateTimeField(django_filters.fields.IsoDateTimeField):
+    """An ISO 8601 date-time that exists in UTC: ``0001-01-01T00:00+01:00`` parses, but
+    falls before year 1 once converted, and the conversion at query time raised a 500."""
+
+    def to_python(self, value: Any) -> Any:
+        moment = super().to_python(value)
+        if moment is not None and moment.tzinfo is not None:
+            try:
+                moment.astimezone(UTC)
+            except OverflowError:
+                raise forms.ValidationError(
+                    "%(value)r is outside the years 1 to 9999 in UTC", params={"value": value}
+                ) from None
+        return moment
 
 
 class HashField(forms.CharField):
@@ -201,6 +218,12 @@ class HarmCategoryFilter(django_filters.Filter):
         return qs
 
 
+class IsoDateTimeFilter(django_filters.IsoDateTimeFilter):
+    """An ISO 8601 date-time bound (see :class:`IsoDateTimeField`)."""
+
+    field_class = IsoDateTimeField
+
+
 class HashFilter(django_filters.CharFilter):
     """An exact 64-hex hash; anything else is a 400."""
 
@@ -270,8 +293,8 @@ class ConversationFilter(django_filters.FilterSet):
     related_type = django_filters.MultipleChoiceFilter(
         choices=ConversationType.choices, method="filter_related_type"
     )
-    timestamp_after = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
-    timestamp_before = django_filters.IsoDateTimeFilter(field_name="started_at", lookup_expr="lte")
+    timestamp_after = IsoDateTimeFilter(field_name="started_at", lookup_expr="gte")
+    timestamp_before = IsoDateTimeFilter(field_name="started_at", lookup_expr="lte")
     q = django_filters.CharFilter(method="filter_q")
 
     class Meta:
@@ -344,8 +367,8 @@ class MessagePieceFilter(django_filters.FilterSet):
     identifier = HashFilter(method="filter_identifier")
     eval_hash = HashFilter(method="filter_eval_hash")
     original_prompt_id = django_filters.UUIDFilter()
-    timestamp_after = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
-    timestamp_before = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
+    timestamp_after = IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
+    timestamp_before = IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
     q = django_filters.CharFilter(method="filter_q")
 
     class Meta:
@@ -407,8 +430,8 @@ class ScoreFilter(django_filters.FilterSet):
     scorer_class = django_filters.CharFilter(field_name="scorer_class_identifier__class_name")
     identifier = HashFilter(field_name="scorer_class_identifier__hash")
     eval_hash = HashFilter(field_name="scorer_class_identifier__eval_hash")
-    timestamp_after = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
-    timestamp_before = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
+    timestamp_after = IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
+    timestamp_before = IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
     q = django_filters.CharFilter(method="filter_q")
 
     class Meta:
@@ -459,8 +482,8 @@ class AttackResultFilter(django_filters.FilterSet):
     dataset = django_filters.CharFilter(method="filter_dataset")
     identifier = HashFilter(method="filter_identifier")
     eval_hash = HashFilter(method="filter_eval_hash")
-    timestamp_after = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
-    timestamp_before = django_filters.IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
+    timestamp_after = IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
+    timestamp_before = IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
     q = django_filters.CharFilter(method="filter_q")
 
     class Meta:

@@ -11,7 +11,13 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Exists, OuterRef, QuerySet
 
-from memory.filters import JSONListFilter, RepeatedFilter, json_list_has, text_search
+from memory.filters import (
+    IsoDateTimeFilter,
+    JSONListFilter,
+    RepeatedFilter,
+    json_list_has,
+    text_search,
+)
 from seeds.choices import ChatMessageRole, PromptDataType, SeedGroupKind, SeedType
 from seeds.models import Seed, SeedDataset, SeedGroup
 
@@ -31,8 +37,8 @@ class SeedFilter(django_filters.FilterSet):
     harm_category = JSONListFilter(field_name="harm_categories")
     added_by = django_filters.CharFilter()
     is_general_technique = django_filters.BooleanFilter()
-    date_added_after = django_filters.IsoDateTimeFilter(field_name="date_added", lookup_expr="gte")
-    date_added_before = django_filters.IsoDateTimeFilter(field_name="date_added", lookup_expr="lte")
+    date_added_after = IsoDateTimeFilter(field_name="date_added", lookup_expr="gte")
+    date_added_before = IsoDateTimeFilter(field_name="date_added", lookup_expr="lte")
     q = django_filters.CharFilter(method="filter_q")
 
     class Meta:

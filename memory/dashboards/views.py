@@ -60,7 +60,10 @@ def _local_input(value: str) -> str:
     except ValueError:
         return ""
     if timezone.is_aware(moment):
-        moment = timezone.localtime(moment)
+        try:
+            moment = timezone.localtime(moment)
+        except OverflowError:  # refused by the filter; the input is left empty
+            return ""
     return moment.replace(tzinfo=None).isoformat(timespec="seconds")
 
 

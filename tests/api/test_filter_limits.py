@@ -46,3 +46,26 @@ def test_the_cap_itself_is_accepted(admin_client, memory_world):
     values = [f"k{n}:v" for n in range(MAX_REPEATED_VALUES)]
     status, body = get_json(admin_client, f"/api/v1/attack-results/?{_repeat('labels', values)}")
     assert status == 200 and body["results"] == []
+
+
+OUT_OF_RANGE = ["0001-01-01T00:00:00+01:00", "9999-12-31T23:59:59-01:00"]
+DATED = [
+    "/attacks/",
+    "/conversations/",
+    "/dashboards/",
+    "/dashboards/part/volume/",
+    "/api/v1/attack-results/",
+    "/api/v1/conversations/",
+    "/api/v1/scores/",
+    "/api/v1/message-pieces/",
+    "/api/v1/seeds/",
+]
+
+
+@pytest.mark.parametrize("value", OUT_OF_RANGE)
+@pytest.mark.parametrize("url", DATED)
+def test_a_time_outside_the_years_1_to_9999_in_utc_is_a_400(admin_client, memory_world, url, value):
+    name = "date_added_after" if "seeds" in url else "timestamp_after"
+    response = admin_client.get(url, {name: value})
+    assert response.status_code == 400
+    assert "outside the years 1 to 9999 in UTC" in response.content.decode()
