@@ -344,7 +344,14 @@ class SeedAdmin(LargeTableAdminMixin, CuratedHistoryAdmin):
         """A new seed of ``?dataset=<pk>`` starts from that dataset's PyRIT defaults."""
         initial = super().get_changeform_initial_data(request)
         initial.setdefault("date_added", timezone.now())
-        dataset = SeedDataset.objects.filter(pk=request.GET.get("dataset") or None).first()
+        # Only a plain 64-bit number is looked up: anything else from the URL is ignored.
+        raw = request.GET.get("dataset", "")
+        dataset = None
+        if raw.isascii() and raw.isdigit() and int(raw) < 2**63:
+            dataset = SeedDataset.objects.filter(pk=int(raw)).first()
+        if dataset is None:
+            # The admin copied the raw value in; the dataset select cannot render it.
+            initial.pop("dataset", None)
         if dataset is not None:
             initial.update(
                 {

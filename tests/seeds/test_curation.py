@@ -259,6 +259,11 @@ def test_dataset_page_counts_and_defaults(curator_client):
     add = curator_client.get(reverse("admin:seeds_seed_add") + f"?dataset={dataset.pk}")
     form = add.context["adminform"].form
     assert form.initial["harm_categories"] == ["illegal"] and form.initial["source"] == "src"
+    # Anything but a plain number is ignored: an empty form, not a 500.
+    for junk in ("abc", "NaN", "-1", "8931009913969559207936", "1.5", "٣"):
+        add = curator_client.get(reverse("admin:seeds_seed_add"), {"dataset": junk})
+        assert add.status_code == 200, junk
+        assert "harm_categories" not in add.context["adminform"].form.initial, junk
 
 
 def test_seed_list_filters(curator_client):
