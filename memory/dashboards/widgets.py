@@ -32,7 +32,11 @@ def filter_names() -> list[str]:
 def repeatable(name: str) -> bool:
     """Whether the filter parameter ``name`` takes several values (``labels``, …)."""
     widget = AttackResultFilter.base_filters[name].field.widget
-    return bool(getattr(widget, "allow_multiple_selected", False))
+    # ``MultipleHiddenInput`` (labels, harm categories) reads every value but, unlike the
+    # select widgets, does not say so with ``allow_multiple_selected``.
+    return isinstance(widget, forms.MultipleHiddenInput) or bool(
+        getattr(widget, "allow_multiple_selected", False)
+    )
 
 
 class DashboardOptionsForm(forms.Form):

@@ -180,6 +180,18 @@ def test_headline_and_volume_count_the_whole_memory_without_filters(world, pyrit
         # no model of that name: the scope is known to be empty before any query runs
         ("target_model=no-such-model", lambda a: False),
         ("labels=no-such-key:x", lambda a: False),
+        # repeatable filters: every value must hold (not only the last one)
+        (
+            "labels=operator:alice&labels=operation:op_blue_heron",
+            lambda a: (
+                a["labels"].get("operator") == "alice"
+                and a["labels"].get("operation") == "op_blue_heron"
+            ),
+        ),
+        (
+            "harm_category=privacy&harm_category=violence",
+            lambda a: {"privacy", "violence"} <= set(a["harm_category"]),
+        ),
     ],
 )
 def test_volume_counts_what_is_behind_the_filtered_attacks(world, pyrit_memory, query, keep):

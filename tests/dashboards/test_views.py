@@ -294,3 +294,12 @@ def test_hostile_values_never_break_the_page(viewer_client, pyrit_memory, value)
                 assert b"<svg onload=1>" not in response.content
             else:  # CSV or a plain-text error: never rendered as markup (nosniff is on)
                 assert response["Content-Type"].startswith(("text/csv", "text/plain"))
+
+
+def test_repeatable_filters_are_capped_and_count_a_repeat_once(viewer_client, pyrit_memory):
+    many = "&".join(["harm_category=privacy"] * 300)
+    assert viewer_client.get("/dashboards/?" + many).status_code == 200
+    eleven = "&".join(f"labels=k{n}:v" for n in range(11))
+    response = viewer_client.get("/dashboards/?" + eleven)
+    assert response.status_code == 400
+    assert "at most 10 values" in response.content.decode()
