@@ -6,7 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.db import connections
-from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBadRequest, JsonResponse
+
+_NUL_MESSAGE = "URLs may not contain null characters (NUL)."
 
 
 class RejectNulMiddleware:
@@ -15,7 +17,8 @@ class RejectNulMiddleware:
     No page or endpoint means anything by one, and PostgreSQL refuses NUL in text (a
     ``DataError``, i.e. a 500, wherever such a value reached a filter or a look-up). Form
     fields already refuse it (Django's ``ProhibitNullCharactersValidator``); this covers the
-    path and every query parameter before any view runs.
+    path and every query parameter before any view runs. The API answers in its own error
+    shape, ``{"detail": …}``.
     """
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
@@ -26,9 +29,9 @@ class RejectNulMiddleware:
         if "\x00" in request.path or any(
             "\x00" in key or any("\x00" in value for value in query.getlist(key)) for key in query
         ):
-            return HttpResponseBadRequest(
-                "NUL characters are not allowed in URLs.", content_type="text/plain"
-            )
+            if request.path.startswith("/api/"):
+                return JsonResponse({"detail": _NUL_MESSAGE}, status=400)
+            return HttpResponseBadRequest(_NUL_MESSAGE, content_type="text/plain; charset=utf-8")
         return self.get_response(request)
 
 
