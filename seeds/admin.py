@@ -352,7 +352,7 @@ class SeedAdmin(LargeTableAdminMixin, CuratedHistoryAdmin):
         if dataset is None:
             # The admin copied the raw value in; the dataset select cannot render it.
             initial.pop("dataset", None)
-        if dataset is not None:
+        else:
             initial.update(
                 {
                     "dataset": dataset.pk,

@@ -32,11 +32,10 @@ def filter_names() -> list[str]:
 def repeatable(name: str) -> bool:
     """Whether the filter parameter ``name`` takes several values (``labels``, …)."""
     widget = AttackResultFilter.base_filters[name].field.widget
-    # ``MultipleHiddenInput`` (labels, harm categories) reads every value but, unlike the
-    # select widgets, does not say so with ``allow_multiple_selected``.
-    return isinstance(widget, forms.MultipleHiddenInput) or bool(
-        getattr(widget, "allow_multiple_selected", False)
-    )
+    # The widgets that read every value of a parameter (``getlist``): multiple selects
+    # (choices) and ``MultipleHiddenInput`` (labels, harm categories), which does not set
+    # ``allow_multiple_selected``.
+    return isinstance(widget, forms.SelectMultiple | forms.MultipleHiddenInput)
 
 
 class DashboardOptionsForm(forms.Form):

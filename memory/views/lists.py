@@ -157,10 +157,7 @@ def datetime_local(value: datetime | None) -> str:
     """A datetime as a ``<input type=datetime-local>`` value, in UTC (the inputs say so)."""
     if value is None:
         return ""
-    try:
-        value = value.astimezone(UTC) if value.tzinfo else value
-    except OverflowError:  # outside years 1–9999 in UTC: the filter refuses it
-        return ""
+    value = value.astimezone(UTC) if value.tzinfo else value
     return value.strftime("%Y-%m-%dT%H:%M:%S" if value.second else "%Y-%m-%dT%H:%M")
 
 
