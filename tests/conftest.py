@@ -7,9 +7,8 @@ from pathlib import Path
 import pytest
 from django.test import Client
 
-#: ../shared beside the checkout (CI puts it there); tests may read fixtures from it.
-SHARED_DIR = Path(__file__).resolve().parents[1].parent / "shared"
-FIXTURES_DIR = SHARED_DIR / "fixtures"
+#: Real PyRIT output the tests read (see tests/fixtures/README.md).
+FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(autouse=True)

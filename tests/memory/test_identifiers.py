@@ -1,6 +1,6 @@
 """Tests of memory.identifiers against PyRIT 0.12.1's identifier test vectors (spec §10.10).
 
-Every vector and every case helper in ``shared/fixtures/pyrit-1.1.0-small/identifiers.json``
+Every vector and every case helper in ``tests/fixtures/pyrit-1.1.0-small/identifiers.json``
 is a separate test id; the top-level vector fields are the contract, the ``pyrit_1_1_0``
 sub-objects are ignored. No database is needed.
 """
@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
-from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
@@ -35,12 +34,9 @@ from memory.identifiers import (
     forbidden_param_names,
     validate_param_names,
 )
+from tests.conftest import FIXTURES_DIR
 
-# CI checks out the project with ``shared/`` beside it, so resolve relative to this file.
-FIXTURE = (
-    Path(__file__).resolve().parents[2].parent
-    / "shared/fixtures/pyrit-1.1.0-small/identifiers.json"
-)
+FIXTURE = FIXTURES_DIR / "pyrit-1.1.0-small" / "identifiers.json"
 DATA = json.loads(FIXTURE.read_text(encoding="utf-8"))
 VECTORS: list[dict[str, Any]] = DATA["vectors"]
 CASE_HELPERS: list[dict[str, Any]] = DATA["case_helpers"]

@@ -19,10 +19,10 @@ from memory.ingest.normalize import (
     normalize_score,
 )
 from memory.services import Problem
+from tests.conftest import FIXTURES_DIR
 
-FIXTURES = Path(__file__).resolve().parents[2].parent / "shared/fixtures"
-SMALL = FIXTURES / "pyrit-1.1.0-small/export.json"
-LEGACY = FIXTURES / "pyrit-0.12.1-legacy/export.json"
+SMALL = FIXTURES_DIR / "pyrit-1.1.0-small" / "export.json"
+LEGACY = FIXTURES_DIR / "pyrit-0.12.1-legacy" / "export.json"
 
 CONV = "ff933e21-721f-4cc0-aa6d-c2e2efa747d3"
 
