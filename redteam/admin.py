@@ -9,16 +9,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.admin import GroupAdmin, UserAdmin
+from django.contrib.auth.models import Group, User
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from redteam.forms import StoredValuesAdminMixin, StoredValuesModelForm
 from redteam.models import ApiToken
 from redteam.tokens import api_token_create, api_tokens_revoke
 
 
-class ApiTokenAddForm(forms.ModelForm):
+class ApiTokenAddForm(StoredValuesModelForm):
     """What the admin chooses when creating a token; the key is generated."""
 
     class Meta:
@@ -27,7 +29,7 @@ class ApiTokenAddForm(forms.ModelForm):
 
 
 @admin.register(ApiToken)
-class ApiTokenAdmin(admin.ModelAdmin):
+class ApiTokenAdmin(StoredValuesAdminMixin, admin.ModelAdmin):
     """Tokens of every user; a token's user, scope and key never change after creation."""
 
     list_display = [
@@ -96,3 +98,20 @@ class ApiTokenAdmin(admin.ModelAdmin):
     def revoke_selected(self, request: HttpRequest, queryset: QuerySet[ApiToken]) -> None:
         count = api_tokens_revoke(tokens=queryset)
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
+
+
+
+# Django's own user and group admins, re-registered with forms that keep what the user did not
+# change: the user form's date-time boxes show whole seconds, so a save dropped microseconds.
+admin.site.unregister(User)
+admin.site.unregister(Group)
+
+
+@admin.register(User)
+class RedlineUserAdmin(StoredValuesAdminMixin, UserAdmin):
+    """Django's user admin, saving only what was changed."""
+
+
+@admin.register(Group)
+class RedlineGroupAdmin(StoredValuesAdminMixin, GroupAdmin):
+    """Django's group admin, saving only what was changed."""

@@ -34,6 +34,7 @@ from memory.admin_utils import (
 )
 from memory.choices import is_media_value
 from memory.errors import InvalidMemory
+from redteam.forms import StoredValuesAdminMixin
 from seeds import admin_views, services, templating
 from seeds.admin_filters import (
     AuthorFilter,
@@ -61,7 +62,7 @@ from seeds.models import (
 )
 
 
-class CuratedHistoryAdmin(SimpleHistoryAdmin):
+class CuratedHistoryAdmin(StoredValuesAdminMixin, SimpleHistoryAdmin):
     """History pages with the changed fields of each version; no "revert" (it would bypass
     the services' checks). JSON lists get small boxes."""
 
@@ -570,7 +571,7 @@ class SeedSimulatedConversationAdmin(TypedSeedAdmin):
 # --- Groups -------------------------------------------------------------------------------------
 
 
-class SeedInline(admin.TabularInline):
+class SeedInline(StoredValuesAdminMixin, admin.TabularInline):
     """The seeds of a group in PyRIT's order: objective, simulated conversation, then sequence."""
 
     model = Seed

@@ -14,6 +14,7 @@ from django.forms.models import BaseInlineFormSet
 from django.utils.html import format_html
 
 from memory.admin_utils import admin_change_url
+from redteam.forms import StoredValuesForm, StoredValuesModelForm
 from seeds import yaml_io
 from seeds.choices import SeedType
 from seeds.models import (
@@ -38,7 +39,7 @@ PROXY_SEED_TYPES: dict[type[Seed], str] = {
 MAX_MEDIA_BYTES = 50 * 1024 * 1024
 
 
-class JSONDefaultsForm(forms.ModelForm):
+class JSONDefaultsForm(StoredValuesModelForm):
     """A model form where an emptied JSON box means the field's default, not SQL NULL.
 
     Django turns an empty JSON input into ``None``, which a ``NOT NULL`` JSON column with a
@@ -200,7 +201,7 @@ class DatasetChoiceForm(forms.Form):
     dataset = forms.ModelChoiceField(queryset=SeedDataset.objects.order_by("name"))
 
 
-class HarmCategoriesForm(forms.Form):
+class HarmCategoriesForm(StoredValuesForm):
     """Harm categories to add to or remove from the selected seeds."""
 
     categories = forms.CharField(
@@ -263,7 +264,7 @@ class SeedImportForm(forms.Form):
         return files
 
 
-class TemplatePreviewForm(forms.Form):
+class TemplatePreviewForm(StoredValuesForm):
     """One text box per placeholder of a template (declared parameters are required)."""
 
     def __init__(self, *args: Any, declared: list[str], undeclared: list[str], **kwargs: Any):

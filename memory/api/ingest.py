@@ -133,7 +133,7 @@ class IngestView(APIView):
         if problems:
             return Response(_problems_body(problems), status=400)
         partial = request.query_params.get("partial", "").lower() in ("1", "true", "yes")
-        report = ingest(payload=payload, partial=partial)
+        report = ingest(payload=payload, partial=partial, actor=request.user)
         if partial:
             return Response(report.as_dict(with_items=True), status=207)
         if report.errors:

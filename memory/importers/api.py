@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth.base_user import AbstractBaseUser
+
 from memory.importers.errors import ImportFailed
 
 __all__ = ["ImportFailed", "ImportSummary", "ProgressCallback", "import_pyrit_db"]
@@ -83,12 +85,14 @@ def import_pyrit_db(
     dry_run: bool = False,
     progress: ProgressCallback | None = None,
     chunk_rows: int | None = None,
+    actor: AbstractBaseUser | None = None,
 ) -> ImportSummary:
     """Import a PyRIT SQLite memory file (read-only) through the ingestion service.
 
     ``media_root`` is where media files are looked for (default: the folder holding the
     database, PyRIT's ``dbdata``); ``dry_run`` reads, checks and matches everything and writes
     nothing. Each chunk of ``chunk_rows`` source rows is written in its own transaction.
+    ``actor`` is the user the history of imported seeds, groups and datasets names.
 
     Raises ``ImportFailed`` with one line for bad input, with nothing written.
     """
@@ -101,6 +105,7 @@ def import_pyrit_db(
         dry_run=dry_run,
         progress=progress,
         chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS,
+        actor=actor,
     )
     schema, tally = importer.run()
     kinds = sorted(set(tally.created) | set(tally.unchanged) | set(tally.refused))

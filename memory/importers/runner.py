@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 
 from memory.choices import is_media_value
@@ -179,8 +180,10 @@ class Importer:
         dry_run: bool,
         progress: Callable[[dict[str, Any]], None] | None,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
+        actor: AbstractBaseUser | None = None,
     ) -> None:
         self.path = Path(path)
+        self.actor = actor
         self.explicit_media_root = media_root is not None
         self.media_root = Path(media_root) if media_root is not None else self.path.parent
         self.dry_run = dry_run
@@ -547,7 +550,9 @@ class Importer:
             self._dry_count(item.batch, item.problems)
         else:
             self._drop_unstored_references(item.batch)
-            report = ingest_batch(batch=item.batch, problems=item.problems, partial=True)
+            report = ingest_batch(
+                batch=item.batch, problems=item.problems, partial=True, actor=self.actor
+            )
             for kind, counts in report.counts.items():
                 self.tally.created[kind] += counts["created"]
                 self.tally.updated[kind] += counts["updated"]

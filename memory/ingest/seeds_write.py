@@ -13,6 +13,8 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import replace
 
+from django.contrib.auth.base_user import AbstractBaseUser
+
 from memory.choices import is_media_value
 from memory.errors import Problem
 from memory.ingest.media_links import MediaIndex
@@ -43,8 +45,11 @@ class SeedPlan:
         seeds: list[SeedSpec],
         groups: list[NormalizedSeedGroup],
         path_of: Callable[[object], str],
+        actor: AbstractBaseUser | None = None,
     ) -> None:
         self.seeds = seeds
+        #: Who the history rows of written seeds, groups and datasets name.
+        self.actor = actor
         self.groups = groups
         self.path_of = path_of
         self.problems: list[Problem] = []
@@ -145,11 +150,14 @@ class SeedPlan:
             creates=creates,
             updates=updates,
             update_fields=[f.removesuffix("_id") for f in SEED_FIELDS] + ["media"],
+            actor=self.actor,
         )
         self._group_status()
 
     def _datasets(self) -> dict[str, SeedDataset]:
-        return seed_datasets_ensure(names={s.dataset_name for s in self.seeds if s.dataset_name})
+        return seed_datasets_ensure(
+            names={s.dataset_name for s in self.seeds if s.dataset_name}, actor=self.actor
+        )
 
     def _groups(self) -> dict[uuid.UUID, SeedGroup]:
         aliases = {}
@@ -164,7 +172,7 @@ class SeedPlan:
             rows[group_id] = row
             if group_id not in self.existing_groups:
                 creates.append(row)
-        seed_groups_write(creates=creates)
+        seed_groups_write(creates=creates, actor=self.actor)
         stale = [row for group_id, row in rows.items() if group_id in self.existing_groups]
         if stale:
             # kind follows the members; an alias is only ever added
@@ -176,7 +184,7 @@ class SeedPlan:
                 if stored.kind != row.kind or stored.alias != alias:
                     stored.kind, stored.alias = row.kind, alias
                     changed.append(stored)
-            seed_groups_write(updates=changed)
+            seed_groups_write(updates=changed, actor=self.actor)
         return rows
 
     def _group_status(self) -> None:

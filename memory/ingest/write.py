@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
+from django.contrib.auth.base_user import AbstractBaseUser
 from django.db import transaction
 from django.db.models import Max
 
@@ -112,13 +113,20 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def ingest(*, payload: Any, partial: bool = False) -> IngestReport:
+def ingest(
+    *, payload: Any, partial: bool = False, actor: AbstractBaseUser | None = None
+) -> IngestReport:
     """Normalise and ingest one payload of any PyRIT shape (spec §9); see :func:`ingest_batch`."""
     started = time.perf_counter()
     with fewer_collections():
         batch, problems = normalize_batch(payload)
         return ingest_batch(
-            batch=batch, problems=problems, partial=partial, started=started, list_items=partial
+            batch=batch,
+            problems=problems,
+            partial=partial,
+            started=started,
+            list_items=partial,
+            actor=actor,
         )
 
 
@@ -129,13 +137,15 @@ def ingest_batch(
     partial: bool = False,
     started: float | None = None,
     list_items: bool = False,
+    actor: AbstractBaseUser | None = None,
 ) -> IngestReport:
     """Ingest a normalised batch in one transaction.
 
     Atomic by default: if any item has a problem nothing is written and every problem is
     reported. With ``partial`` the items with problems (and items that depended on them) are
     left out and the rest is written. ``list_items`` fills the report's per-item list (a
-    partial API call's response shows it).
+    partial API call's response shows it). ``actor`` is the user the history of curated rows
+    (seeds, groups, datasets) names.
     """
     started = time.perf_counter() if started is None else started
     problems = list(problems)
@@ -145,7 +155,7 @@ def ingest_batch(
         while True:
             if partial:
                 work = _without(work, _failed_paths(batch, problems))
-            plan = _Plan(work)
+            plan = _Plan(work, actor=actor)
             plan.check()
             problems.extend(plan.problems)
             if not plan.problems or not partial:
@@ -308,6 +318,7 @@ class _Plan:
     """Reads and decisions for one batch; ``write`` then performs them."""
 
     batch: NormalizedBatch
+    actor: AbstractBaseUser | None = None
     problems: list[Problem] = field(default_factory=list)
     status: dict[str, str] = field(default_factory=dict)
     implicit_conversations: int = 0
@@ -328,7 +339,9 @@ class _Plan:
         self._check_scores()
         self._check_scenarios()
         self._check_attacks()
-        self.seeds = SeedPlan(seeds=batch.seeds, groups=batch.seed_groups, path_of=batch.path_of)
+        self.seeds = SeedPlan(
+            seeds=batch.seeds, groups=batch.seed_groups, path_of=batch.path_of, actor=self.actor
+        )
         self.seeds.check()
         self.problems.extend(self.seeds.problems)
         self.status.update(self.seeds.status)

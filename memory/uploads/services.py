@@ -119,7 +119,11 @@ def import_job_run(*, job_id: uuid.UUID) -> ImportJob | None:
         database, media_root = _prepare(job, workdir, progress)
         progress({"phase": "importing"}, force=True)
         summary = importer.import_pyrit_db(
-            path=database, media_root=media_root, dry_run=job.dry_run, progress=progress
+            path=database,
+            media_root=media_root,
+            dry_run=job.dry_run,
+            progress=progress,
+            actor=job.created_by,
         )
     except (importer.ImportFailed, ZipRefused, UploadRefused) as exc:
         _finish(job, status=ImportStatus.FAILED, progress=progress.latest, error=str(exc))

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from redteam.forms import StoredValuesModelForm
 from redteam.models import UserPreference
 
 
@@ -21,7 +21,7 @@ def blur_harmful_media(user) -> bool:
     return True if value is None else value
 
 
-class PreferenceForm(forms.ModelForm):
+class PreferenceForm(StoredValuesModelForm):
     """The settings a user can change for themselves."""
 
     class Meta:

@@ -22,6 +22,7 @@ from memory.errors import InvalidMemory
 from memory.models import AttackResult, HumanOutcome, MessagePiece
 from memory.services import HUMAN_TEXT_MAX, human_score_add, human_verdict_record
 from memory.thread import piece_scores, render_scores
+from redteam.forms import StoredValuesForm
 
 VERDICT_PERMISSION = "memory.add_humanverdict"
 SCORE_PERMISSION = "memory.add_score"
@@ -32,7 +33,7 @@ def is_htmx(request: HttpRequest) -> bool:
     return request.headers.get("HX-Request") == "true"
 
 
-class VerdictForm(forms.Form):
+class VerdictForm(StoredValuesForm):
     """A reviewer's verdict: an outcome and a required reason."""
 
     outcome = forms.ChoiceField(choices=HumanOutcome.choices, widget=forms.RadioSelect)
@@ -42,7 +43,7 @@ class VerdictForm(forms.Form):
     )
 
 
-class HumanScoreForm(forms.Form):
+class HumanScoreForm(StoredValuesForm):
     """A reviewer's score of one piece: true/false or a 0–1 value, with a rationale."""
 
     score_type = forms.ChoiceField(

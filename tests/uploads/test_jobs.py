@@ -14,6 +14,7 @@ from memory.models import ImportJob, ImportStatus
 from memory.uploads import services
 from memory.uploads.services import import_job_create, import_job_run
 from memory.uploads.tasks import run_import_job
+from seeds.models import Seed, SeedDataset, SeedGroup
 from tests.uploads.conftest import FIXTURE_110, dbdata_zip, upload, zip_of
 
 pytestmark = pytest.mark.django_db
@@ -30,7 +31,7 @@ class FakeImporter:
         self.calls: list[dict] = []
         self.seen_progress: list[dict] = []
 
-    def __call__(self, *, path, media_root, dry_run, progress):
+    def __call__(self, *, path, media_root, dry_run, progress, actor=None):
         path, media_root = Path(path), Path(media_root)
         self.calls.append(
             {
@@ -137,7 +138,7 @@ def test_progress_inside_the_importers_transaction_waits(ingester, monkeypatch):
     """Written inside the importer's transaction it would be invisible until its commit."""
     seen = []
 
-    def importer(*, path, media_root, dry_run, progress):
+    def importer(*, path, media_root, dry_run, progress, actor=None):
         with transaction.atomic():
             progress({"phase": "scores", "done": 5, "total": 10, "rate": 1.0})
             seen.append(ImportJob.objects.values_list("progress", flat=True).get())
@@ -252,7 +253,7 @@ def test_progress_beats_the_jobs_heartbeat(ingester, monkeypatch):
     job = _job(ingester)
     beats = []
 
-    def importer(*, path, media_root, dry_run, progress):
+    def importer(*, path, media_root, dry_run, progress, actor=None):
         for done in (10, 20):
             progress({"phase": "message_pieces", "done": done, "total": 20})
             beats.append(ImportJob.objects.values_list("heartbeat_at", flat=True).get())
@@ -327,3 +328,17 @@ def test_the_job_page_shows_a_stalled_job_as_failed(ingester, ingest_client, set
     text = page.content.decode()
     assert "The worker stopped reporting progress" in text
     assert 'hx-trigger="every 1s"' not in text  # no longer polled
+
+
+def test_seeds_and_datasets_of_an_upload_name_the_uploader_in_their_history(ingester, workdirs):
+    """The background worker has no request: the job's user is passed down as the actor."""
+    job = _job(ingester, "dbdata.zip", dbdata_zip(FIXTURE_110), "zip")
+
+    import_job_run(job_id=job.pk)
+
+    job.refresh_from_db()
+    assert job.status == ImportStatus.SUCCEEDED, job.error
+    histories = [Seed.history.all(), SeedDataset.history.all(), SeedGroup.history.all()]
+    for history in histories:
+        assert history.exists()
+        assert set(history.values_list("history_user", flat=True)) == {ingester.pk}

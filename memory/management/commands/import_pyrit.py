@@ -7,6 +7,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from memory.importers.api import ImportFailed, ImportSummary, import_pyrit_db
@@ -132,6 +133,11 @@ class Command(BaseCommand):
             default=None,
             help="Source rows per transaction (default 2000).",
         )
+        parser.add_argument(
+            "--user",
+            default=None,
+            help="Username the history of imported seeds, groups and datasets names.",
+        )
 
     def handle(
         self,
@@ -140,10 +146,16 @@ class Command(BaseCommand):
         media_root: Path | None,
         dry_run: bool,
         chunk_rows: int | None,
+        user: str | None,
         **options,
     ) -> None:
         if chunk_rows is not None and chunk_rows < 1:
             raise CommandError("--chunk-rows must be at least 1")
+        actor = None
+        if user is not None:
+            actor = get_user_model().objects.filter(username=user).first()
+            if actor is None:
+                raise CommandError(f"no user {user!r}")
         stream = self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout
         progress: Any
         if hasattr(stream, "isatty") and stream.isatty():
@@ -157,6 +169,7 @@ class Command(BaseCommand):
                 dry_run=dry_run,
                 progress=progress,
                 chunk_rows=chunk_rows,
+                actor=actor,
             )
         except ImportFailed as exc:
             raise CommandError(str(exc)) from exc
