@@ -100,7 +100,6 @@ class ApiTokenAdmin(StoredValuesAdminMixin, admin.ModelAdmin):
         self.message_user(request, f"Revoked {count} token(s).", messages.SUCCESS)
 
 
-
 # Django's own user and group admins, re-registered with forms that keep what the user did not
 # change: the user form's date-time boxes show whole seconds, so a save dropped microseconds.
 admin.site.unregister(User)
