@@ -8,6 +8,7 @@ import pytest
 from django.test import Client
 
 from memory.models import AttackResult, MessagePiece, Score
+from seeds.models import Seed, SeedDataset
 from tests.ingest.conftest import EXPORT_012, EXPORT_110, load, post_json
 
 pytestmark = pytest.mark.django_db
@@ -223,3 +224,12 @@ def test_payload_meta_is_not_an_error(ingest_client):
     response = post_json(ingest_client, {"note": "hi", "message_pieces": [_piece()]})
     assert response.status_code == 200
     assert json.loads(response.content)["counts"]["message_pieces"]["created"] == 1
+
+
+def test_seeds_pushed_with_a_token_name_its_user_in_their_history(ingest_client, bot):
+    payload = load(EXPORT_110)
+    response = post_json(ingest_client, {"seeds": payload["seeds"]})
+    assert response.status_code == 200, response.json()
+    for model in (Seed, SeedDataset):
+        assert model.history.exists()
+        assert set(model.history.values_list("history_user", flat=True)) == {bot.pk}
