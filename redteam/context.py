@@ -1,19 +1,98 @@
-"""Template context shared by every server-rendered page."""
+"""Template context shared by every server-rendered page: the navigation the user may open.
+
+``NAVIGATION`` is the one list of top-level destinations. Each names the permission its page
+checks, so the layout, the home page and the error pages show a link exactly when following it
+would not end in a 403 (``tests/redteam/test_navigation.py`` walks every entry as every shipped
+group to hold the two together).
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.http import HttpRequest
-
-#: First path segment -> the top-navigation entry it belongs to.
-_SECTIONS = {
-    "attacks": "attacks",
-    "conversations": "conversations",
-    "dashboards": "dashboards",
-    "imports": "imports",
-}
+from django.urls import reverse
 
 
-def navigation(request: HttpRequest) -> dict[str, str]:
-    """Which top-navigation entry is current, so the layout can mark it."""
-    first = request.path.strip("/").split("/", 1)[0]
-    return {"nav_section": _SECTIONS.get(first, "")}
+@dataclass(frozen=True)
+class Destination:
+    """A top-level page: where it is, and who may open it."""
+
+    key: str
+    label: str
+    url_name: str
+    #: Permissions the page checks (all of them); empty: any signed-in user.
+    permissions: tuple[str, ...] = ()
+    #: Pages inside the Django admin also need ``is_staff``.
+    staff: bool = False
+    #: Path prefixes that mark the entry as current.
+    prefixes: tuple[str, ...] = ()
+
+    def allowed(self, user) -> bool:
+        """Whether ``user`` may open the page."""
+        if not user.is_authenticated or (self.staff and not user.is_staff):
+            return False
+        return user.has_perms(self.permissions)
+
+
+VIEW_ATTACKS = "memory.view_attackresult"
+VIEW_CONVERSATIONS = "memory.view_conversation"
+
+NAVIGATION: tuple[Destination, ...] = (
+    Destination("attacks", "Attacks", "attack-list", (VIEW_ATTACKS,), prefixes=("/attacks/",)),
+    Destination(
+        "conversations",
+        "Conversations",
+        "conversation-list",
+        (VIEW_CONVERSATIONS,),
+        prefixes=("/conversations/",),
+    ),
+    Destination(
+        "seeds",
+        "Seeds",
+        "admin:seeds_seeddataset_changelist",
+        ("seeds.view_seeddataset",),
+        staff=True,
+        prefixes=("/admin/seeds/",),
+    ),
+    Destination(
+        "dashboards", "Dashboards", "dashboards", (VIEW_ATTACKS,), prefixes=("/dashboards/",)
+    ),
+    Destination(
+        "imports", "Imports", "import-list", ("memory.add_importjob",), prefixes=("/imports/",)
+    ),
+    Destination("admin", "Admin", "admin:index", staff=True),
+    Destination("api", "API docs", "api-docs", prefixes=("/api/docs/",)),
+)
+
+#: What the global search reads (objectives, conversation ids, piece text).
+SEARCH_PERMISSIONS = (VIEW_ATTACKS, VIEW_CONVERSATIONS)
+
+
+def destinations_for(user) -> dict[str, Destination]:
+    """The destinations ``user`` may open, by key, in navigation order."""
+    return {d.key: d for d in NAVIGATION if d.allowed(user)}
+
+
+def navigation(request: HttpRequest) -> dict[str, object]:
+    """The navigation entries the signed-in user may open, with the current one marked."""
+    user = getattr(request, "user", None)
+    if user is None or not user.is_authenticated:
+        return {"nav_entries": [], "nav_allowed": {}, "can_search": False}
+    allowed = destinations_for(user)
+    entries = []
+    for destination in allowed.values():
+        current = any(request.path.startswith(prefix) for prefix in destination.prefixes)
+        entries.append(
+            {
+                "key": destination.key,
+                "label": destination.label,
+                "url": reverse(destination.url_name),
+                "current": current,
+            }
+        )
+    return {
+        "nav_entries": entries,
+        "nav_allowed": {key: True for key in allowed},
+        "can_search": user.has_perms(SEARCH_PERMISSIONS),
+    }

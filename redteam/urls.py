@@ -29,3 +29,7 @@ urlpatterns = [
     ),
     path("", include("memory.urls")),
 ]
+
+handler403 = "redteam.views.permission_denied"
+handler404 = "redteam.views.page_not_found"
+handler500 = "redteam.views.server_error"

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required
 from django.db import connection
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
+from django.template import loader
 
 from memory.models import AttackResult, Conversation
 from seeds.models import Seed
@@ -27,3 +28,35 @@ def healthz(request: HttpRequest) -> JsonResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"status": "ok"})
+
+
+# --- Error pages: the app's layout for pages, the API's {"detail": …} shape for the API -------
+
+
+def _is_api(request: HttpRequest) -> bool:
+    return request.path.startswith("/api/")
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """403: why (the view's own message when it gave one) and the pages the user may open."""
+    message = str(exception) if exception is not None else ""
+    if _is_api(request):
+        return JsonResponse(
+            {"detail": message or "You do not have permission to perform this action."},
+            status=403,
+        )
+    return render(request, "403.html", {"exception": message}, status=403)
+
+
+def page_not_found(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """404: what was asked for, and how to find it (search, the lists)."""
+    if _is_api(request):
+        return JsonResponse({"detail": "Not found."}, status=404)
+    return render(request, "404.html", {"request_path": request.path}, status=404)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    """500: rendered without the request's context, which may be what failed."""
+    if _is_api(request):
+        return JsonResponse({"detail": "Server error; the server log has the details."}, status=500)
+    return HttpResponseServerError(loader.get_template("500.html").render())

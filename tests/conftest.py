@@ -55,3 +55,21 @@ def pytest_collection_modifyitems(config, items):
     would inherit.
     """
     items.sort(key=lambda item: "/tests/browser/" in str(item.path))
+
+
+@pytest.fixture
+def member(django_user_model):
+    """Factory: ``member("viewer", "reviewer", username=...)`` -> a user in those shipped groups."""
+    from django.contrib.auth.models import Group
+
+    from redteam.groups import ensure_groups
+
+    ensure_groups()
+
+    def make(*groups: str, username: str | None = None):
+        name = username or "-".join(groups) or "nobody"
+        user = django_user_model.objects.create_user(username=name, password=f"pw-{name}-123")
+        user.groups.set(Group.objects.filter(name__in=groups))
+        return django_user_model.objects.get(pk=user.pk)  # fresh: is_staff set by the signal
+
+    return make

@@ -17,7 +17,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 import django_filters
-from django.contrib.auth.decorators import login_required
+from django.contrib.auth.decorators import login_required, permission_required
 from django.db.models import F, OrderBy, QuerySet
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
@@ -521,6 +521,7 @@ def _attack_filter_panel(request: HttpRequest, filterset: AttackResultFilter) ->
 
 
 @login_required
+@permission_required("memory.view_attackresult", raise_exception=True)
 def attack_list(request: HttpRequest) -> HttpResponse:
     """Attack results, one row each, filtered by the shared ``AttackResultFilter``.
 
@@ -587,6 +588,7 @@ CONVERSATION_COLUMNS = [
 
 
 @login_required
+@permission_required("memory.view_conversation", raise_exception=True)
 def conversation_list(request: HttpRequest) -> HttpResponse:
     """Conversations that are no attack's main conversation (standalone runs, helper chats).
 
@@ -651,6 +653,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
+@permission_required(["memory.view_attackresult", "memory.view_conversation"], raise_exception=True)
 def search(request: HttpRequest) -> HttpResponse:
     """Global search: exact ids first (attack result, conversation, piece), then objectives and
     piece text (bounded substring scans; see ``selectors.memory_search``)."""

@@ -73,3 +73,28 @@ def test_login_page_fits(anon_page, live_server, shot, width):
     page.fill("#id_password", "wrong")
     page.click("button[type=submit]")
     assert "didn't match" in page.get_by_role("alert").inner_text()
+
+
+def test_error_pages_are_pages_of_the_app(login_page, live_server, viewer, member, shot):
+    """403 says why and links what the user may open; 404 offers search; both in the layout."""
+    page = login_page(viewer)
+    response = page.goto(f"{live_server.url}/imports/")
+    assert response.status == 403
+    assert page.locator("nav.mainnav").is_visible()
+    assert "Imports" not in page.locator("nav.mainnav").inner_text()
+    card = page.locator(".error-card")
+    assert "Importing needs the permission to add import jobs (ingest group)." in card.inner_text()
+    card.locator("a", has_text="Attacks").click()
+    page.wait_for_url(f"{live_server.url}/attacks/")
+    page.goto(f"{live_server.url}/imports/")
+    shot(page, "layout-403")
+    response = page.goto(f"{live_server.url}/attacks/00000000-0000-0000-0000-000000000000/")
+    assert response.status == 404
+    assert "There is nothing at this address" in page.locator("h1").inner_text()
+    shot(page, "layout-404")
+
+    nobody = login_page(member(username="newcomer"))
+    nobody.goto(f"{live_server.url}/")
+    assert nobody.locator("nav.mainnav a").all_inner_texts() == ["API docs"]
+    assert nobody.locator("#no-access").is_visible()
+    shot(nobody, "layout-home-no-group")

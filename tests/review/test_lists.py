@@ -451,26 +451,27 @@ def _conversations(memory, n):
 @pytest.mark.parametrize(
     ("url", "build", "headers", "expected"),
     [
-        # session, user, capped count, the page's keys, its rows (joined), 4 filter-panel option
-        # queries (identifiers used as attack / target / scorer / converter in one; labels;
-        # harm categories; datasets)
-        ("/attacks/", _attacks, {}, 9),
+        # Every page: session, user, the user's and their groups' permissions (the view
+        # permission check). Then: capped count, the page's keys, its rows (joined), 4
+        # filter-panel option queries (identifiers used as attack / target / scorer /
+        # converter in one; labels; harm categories; datasets)
+        ("/attacks/", _attacks, {}, 11),
         # + the label filter's look-up of the label's id
-        ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 10),
+        ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 12),
         # + the target filter's look-up of the model's identifier ids
-        ("/attacks/?target_model=llama-3", _attacks, {}, 10),
-        ("/attacks/?count=all&sort=-score", _attacks, {}, 9),
+        ("/attacks/?target_model=llama-3", _attacks, {}, 12),
+        ("/attacks/?count=all&sort=-score", _attacks, {}, 11),
         # htmx: no filter panel
-        ("/attacks/?outcome=success", _attacks, {"HX-Request": "true"}, 5),
-        # session, user, capped count, keys, rows, message counts, first messages, attack
+        ("/attacks/?outcome=success", _attacks, {"HX-Request": "true"}, 7),
+        # + capped count, keys, rows, message counts, first messages, attack
         # links, 3 option queries (targets, labels, harm categories)
-        ("/conversations/", _conversations, {}, 11),
-        ("/conversations/", _conversations, {"HX-Request": "true"}, 8),
-        # session, user, conversation id, objective probe, objective rows, piece-scan bound,
+        ("/conversations/", _conversations, {}, 13),
+        ("/conversations/", _conversations, {"HX-Request": "true"}, 10),
+        # + conversation id, objective probe, objective rows, piece-scan bound,
         # piece text
-        ("/search/?q=password", _attacks, {}, 7),
-        # an id: session, user, attack, piece and conversation by id
-        ("/search/?q=3f2b8c1e-0000-4000-8000-000000000000", _attacks, {}, 5),
+        ("/search/?q=password", _attacks, {}, 9),
+        # an id: + attack, piece and conversation by id
+        ("/search/?q=3f2b8c1e-0000-4000-8000-000000000000", _attacks, {}, 7),
     ],
 )
 def test_query_counts_do_not_depend_on_the_number_of_rows(
