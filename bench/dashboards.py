@@ -166,8 +166,8 @@ def sha(text: str) -> str:
 
 def build_identifiers():
     """The identifier trees of the synthetic red team, stored through the service."""
-    from memory import identifiers as ids
-    from memory.services import identifiers_store
+    from memory.storage.identifiers import identifiers_store
+    from redteam.core import identifiers as ids
 
     def ident(class_name, module, params=None, children=None):
         return ids.ComponentIdentifier(

@@ -40,7 +40,7 @@ import sys, django
 django.setup()
 sys.path.insert(0, {root!r})
 from bench.payloads import batch
-from memory.ingest.write import ingest
+from memory.transfer.ingest.service import ingest
 for index in range(int(sys.argv[1]), int(sys.argv[2])):
     report = ingest(payload=batch(index))
     assert report.ok, report.errors[:3]

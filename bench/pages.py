@@ -246,9 +246,9 @@ def page_payload(*, pieces: int, scores_per_piece: int = 2, related: int = 3) ->
 def page_load(*, pieces: int, scores_per_piece: int = 2, related: int = 3) -> dict[str, str]:
     """Ingest :func:`page_payload` and upload its images; returns the ids to request."""
     from memory.demo import demo_png
-    from memory.ingest.media_links import media_attach
-    from memory.ingest.write import ingest
-    from memory.services import media_store
+    from memory.models.media import media_store
+    from memory.storage.media import media_attach
+    from memory.transfer.ingest.service import ingest
 
     payload = page_payload(pieces=pieces, scores_per_piece=scores_per_piece, related=related)
     report = ingest(payload=payload)
@@ -277,7 +277,7 @@ def measure(ids: dict[str, str], repeat: int) -> list[dict]:
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    from memory.rendering import render_markdown
+    from memory.review.rendering import render_markdown
 
     user, _ = get_user_model().objects.get_or_create(
         username="bench", defaults={"is_superuser": True, "is_staff": True}

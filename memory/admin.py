@@ -7,7 +7,7 @@ remove a bad import), and lookup tables and media are never deleted from the adm
 Every changelist runs a constant number of queries (session, user, bounded count, page rows):
 ``list_select_related`` covers each foreign key a column shows, columns never query per row,
 sorting is limited to indexed columns (``sortable_by``) and heavy text/JSON columns are deferred
-on lists. See ``memory.admin_utils`` for the paginator and the key-first search.
+on lists. See ``redteam.core.admin`` for the paginator and the key-first search.
 """
 
 from __future__ import annotations
@@ -21,16 +21,6 @@ from django.http import HttpRequest
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from memory.admin_utils import (
-    LargeTableAdminMixin,
-    admin_changelist_url,
-    admin_link,
-    is_changelist,
-    json_display,
-    preview,
-    short_id,
-    truncate,
-)
 from memory.models import (
     AttackLabel,
     AttackResult,
@@ -50,6 +40,16 @@ from memory.models import (
     ScenarioResult,
     ScorableContent,
     Score,
+)
+from redteam.core.admin import (
+    LargeTableAdminMixin,
+    admin_changelist_url,
+    admin_link,
+    is_changelist,
+    json_display,
+    preview,
+    short_id,
+    truncate,
 )
 
 #: A search term that can only be (a prefix of) a hex hash; shorter terms may be class names.

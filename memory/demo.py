@@ -22,8 +22,10 @@ from datetime import UTC, datetime, timedelta
 
 from PIL import Image, ImageDraw
 
-from memory import identifiers as ids
-from memory.choices import (
+from memory.storage.services import attack_result_save, message_add, scenario_result_save, score_add
+from memory.storage.specs import AttackResultSpec, ConversationReferenceSpec, PieceSpec, ScoreSpec
+from redteam.core import identifiers as ids
+from redteam.core.choices import (
     AttackOutcome,
     ChatMessageRole,
     ConversationType,
@@ -32,13 +34,6 @@ from memory.choices import (
     ScenarioRunState,
     ScoreType,
 )
-from memory.services import (
-    attack_result_save,
-    message_add,
-    scenario_result_save,
-    score_add,
-)
-from memory.specs import AttackResultSpec, ConversationReferenceSpec, PieceSpec, ScoreSpec
 from seeds.services import seed_create, seed_dataset_upsert, seed_group_create
 from seeds.specs import SeedSpec
 

@@ -15,7 +15,7 @@ from django.contrib.auth.models import Group, User
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from redteam.forms import StoredValuesAdminMixin, StoredValuesModelForm
+from redteam.core.forms import StoredValuesAdminMixin, StoredValuesModelForm
 from redteam.models import ApiToken
 from redteam.tokens import api_token_create, api_tokens_revoke
 

@@ -99,6 +99,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "redteam.middleware.RejectNulMiddleware",
+    "django_htmx.middleware.HtmxMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -267,7 +268,7 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_PAGINATION_CLASS": "redteam.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "redteam.core.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
 }
 SPECTACULAR_SETTINGS = {
@@ -282,8 +283,8 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # One schema enum per PyRIT literal type, however many fields use it.
     "ENUM_NAME_OVERRIDES": {
-        "PromptDataTypeEnum": "memory.choices.PromptDataType",
-        "ChatMessageRoleEnum": "memory.choices.ChatMessageRole",
+        "PromptDataTypeEnum": "redteam.core.choices.PromptDataType",
+        "ChatMessageRoleEnum": "redteam.core.choices.ChatMessageRole",
     },
 }
 

@@ -13,13 +13,12 @@ admin.site.site_title = "Redline"
 admin.site.index_title = "Red-team memory and seeds"
 
 urlpatterns = [
-    path("", views.home, name="home"),
     path("healthz", views.healthz, name="healthz"),
     path("login/", auth_views.LoginView.as_view(), name="login"),
     path("logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("admin/", admin.site.urls),
     path("dashboards/", include("memory.dashboards.urls")),
-    path("imports/", include("memory.uploads.urls")),
+    path("imports/", include("memory.transfer.urls")),
     path("api/v1/", include("redteam.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(
@@ -27,7 +26,7 @@ urlpatterns = [
         login_required(SpectacularSwaggerSplitView.as_view(url_name="api-schema")),
         name="api-docs",
     ),
-    path("", include("memory.urls")),
+    path("", include("memory.review.urls")),
 ]
 
 handler403 = "redteam.views.permission_denied"

@@ -1,26 +1,11 @@
-"""Project-level views: the landing page and a health check."""
+"""Project-level views: the health check and the error pages."""
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template import loader
-
-from memory.models import AttackResult, Conversation
-from seeds.models import Seed
-
-
-@login_required
-def home(request: HttpRequest) -> HttpResponse:
-    """Landing page: what is stored, and where to go next."""
-    context = {
-        "attack_count": AttackResult.objects.count(),
-        "conversation_count": Conversation.objects.count(),
-        "seed_count": Seed.objects.count(),
-    }
-    return render(request, "home.html", context)
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

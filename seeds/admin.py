@@ -22,8 +22,8 @@ from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
 from simple_history.admin import SimpleHistoryAdmin
 
-from memory import identifiers as ids
-from memory.admin_utils import (
+from redteam.core import identifiers as ids
+from redteam.core.admin import (
     LargeTableAdminMixin,
     admin_changelist_url,
     admin_link,
@@ -32,9 +32,9 @@ from memory.admin_utils import (
     short_id,
     truncate,
 )
-from memory.choices import is_media_value
-from memory.errors import InvalidMemory
-from redteam.forms import StoredValuesAdminMixin
+from redteam.core.choices import is_media_value
+from redteam.core.errors import InvalidMemory
+from redteam.core.forms import StoredValuesAdminMixin
 from seeds import admin_views, services, templating
 from seeds.admin_filters import (
     AuthorFilter,

@@ -12,8 +12,8 @@ from django.contrib import admin
 from django.db.models import Q, QuerySet
 from django.http import HttpRequest
 
-from memory.admin_utils import parse_uuid
-from memory.filters import json_list_has
+from redteam.core.filters import json_list_has
+from redteam.core.uuids import parse_uuid
 
 #: Choices a JSON-list filter offers at most (the most frequent first would need a scan).
 MAX_CHOICES = 200

@@ -13,8 +13,8 @@ from django.db import models
 from django.forms.models import BaseInlineFormSet
 from django.utils.html import format_html
 
-from memory.admin_utils import admin_change_url
-from redteam.forms import StoredValuesForm, StoredValuesModelForm
+from redteam.core.admin import admin_change_url
+from redteam.core.forms import StoredValuesForm, StoredValuesModelForm
 from seeds import yaml_io
 from seeds.choices import SeedType
 from seeds.models import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.db import models
 
-from memory.choices import ChatMessageRole, PromptDataType, SeedType
+from redteam.core.choices import ChatMessageRole, PromptDataType, SeedType
 
 __all__ = ["ChatMessageRole", "PromptDataType", "SeedGroupKind", "SeedType"]
 

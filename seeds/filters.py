@@ -1,9 +1,10 @@
 """Filtersets of the seed models, shared by the API and (later) the pages.
 
-Same parameter conventions as ``memory.filters``: repeatable ``harm_category`` (ANDed; a
-case-insensitive match of one element of the seed's JSON list, which scans), ISO-8601
-``date_added_after`` / ``date_added_before``, and ``q``, a case-insensitive substring match
-over the fields listed on each filterset. Values that do not parse are a 400.
+Same parameter conventions as ``memory.storage.filters`` (``redteam.core.filters``): repeatable
+``harm_category`` (ANDed; a case-insensitive match of one element of the seed's JSON list,
+which scans), ISO-8601 ``date_added_after`` / ``date_added_before``, and ``q``, a case-
+insensitive substring match over the fields listed on each filterset. Values that do not parse
+are a 400.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import django_filters
 from django.db.models import Exists, OuterRef, QuerySet
 
-from memory.filters import (
+from redteam.core.filters import (
     IsoDateTimeFilter,
     JSONListFilter,
     RepeatedFilter,

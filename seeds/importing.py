@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
 
-from memory.choices import SeedType
+from redteam.core.choices import SeedType
 from seeds.models import Seed, SeedDataset, SeedGroup
 from seeds.rules import group_problems, normalise_group
 from seeds.services import (

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 
-from memory.choices import ChatMessageRole, SeedType
-from memory.errors import Problem
-from memory.identifiers import canonical_seed_order
+from redteam.core.choices import ChatMessageRole, SeedType
+from redteam.core.errors import Problem
+from redteam.core.identifiers import canonical_seed_order
 from seeds.specs import SeedSpec
 
 

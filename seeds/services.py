@@ -4,8 +4,8 @@ ingestion API all call these, so every path applies the same rules:
 * PyRIT's seed rules (:func:`seed_problems`) and group rules (``seeds.rules``, spec §8.5);
 * a template that declares ``parameters`` must parse (``seeds.templating``);
 * curated adds refuse a seed that already exists in its dataset (:func:`seed_duplicate`);
-* text hashes are computed here, media bytes stored through ``memory.services.media_store``
-  and linked with ``memory.ingest.media_links.media_attach``;
+* text hashes are computed here, media bytes stored through ``memory.models.media.media_store``
+  and linked to the pieces and seeds naming them (:func:`seeds_link_media`);
 * every change is recorded in the history tables (django-simple-history), with ``actor`` as
   the user when given (else the request's user, through the history middleware).
 """
@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
-from memory.choices import PromptDataType, SeedType, is_media_value
-from memory.errors import InvalidMemory, Problem
 from memory.models import MediaBlob
-from memory.models.media import media_key
-from memory.services import media_store, sha256_text
+from memory.models.media import locations_match, media_key, media_store
+from memory.models.media_links import media_link_pieces
+from redteam.core.choices import PromptDataType, SeedType, is_media_value
+from redteam.core.errors import InvalidMemory, Problem
+from redteam.core.hashing import sha256_text
 from seeds import templating
 from seeds.choices import SeedGroupKind
 from seeds.models import Seed, SeedDataset, SeedGroup
@@ -500,10 +501,10 @@ def seed_save(
         row._state.adding = existing is None
         _with_actor(row, actor).save(force_insert=existing is None)
         if row.media_id is not None and spec.media is not None:
-            from memory.ingest.media_links import media_attach
-
             # Other seeds and pieces naming the same file get the bytes too (spec §13).
-            media_attach(blob=row.media, location=row.value.strip())
+            location = row.value.strip()
+            media_link_pieces(blob=row.media, location=location)
+            seeds_link_media(blob=row.media, location=location)
         if existing is not None and existing.group_id and existing.group_id != row.group_id:
             _group_refresh(existing.group, actor=actor)
         if group is not None:
@@ -792,3 +793,23 @@ def seed_media_upload(
         refuse_duplicates=False,
         actor=actor,
     )
+
+
+def seeds_link_media(*, blob: MediaBlob, location: str = "") -> int:
+    """Link every seed without media that names ``blob``'s bytes; returns how many.
+
+    A seed matches when its stored ``value_sha256`` is the blob's SHA-256, or its value names
+    the same file as ``location`` (spec §13). Pieces link the same way in
+    ``memory.models.media_links.media_link_pieces``.
+    """
+    seeds = Seed.objects.filter(media__isnull=True).exclude(media_key="")
+    linked = seeds.filter(value_sha256=blob.sha256).update(media=blob)
+    if location:
+        ids = [
+            pk
+            for pk, value in seeds.filter(media_key=media_key(location)).values_list("id", "value")
+            if locations_match(value, location)
+        ]
+        if ids:
+            linked += Seed.objects.filter(id__in=ids).update(media=blob)
+    return linked

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from memory.choices import PromptDataType, SeedType
+from redteam.core.choices import PromptDataType, SeedType
 
 
 @dataclass(kw_only=True)

@@ -26,7 +26,7 @@ from typing import Any
 
 import yaml
 
-from memory.choices import ChatMessageRole, PromptDataType, SeedType, is_media_value
+from redteam.core.choices import ChatMessageRole, PromptDataType, SeedType, is_media_value
 from seeds.specs import SeedSpec
 from seeds.templating import PYRIT_PATH_VARIABLES, analyse
 

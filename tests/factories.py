@@ -7,7 +7,6 @@ import itertools
 import uuid
 from datetime import UTC, datetime
 
-from memory.choices import AttackOutcome, ScoreType
 from memory.models import (
     AttackResult,
     ComponentIdentifier,
@@ -16,6 +15,7 @@ from memory.models import (
     MessagePiece,
     Score,
 )
+from redteam.core.choices import AttackOutcome, ScoreType
 from seeds.models import Seed, SeedDataset, SeedGroup
 
 _counter = itertools.count(1)
@@ -143,8 +143,8 @@ def make_scorable_content(value: str = "loose text"):
 
 def make_related_conversation(attack: AttackResult, conversation=None, **fields):
     """An adversarial-chat conversation related to ``attack``."""
-    from memory.choices import ConversationType
     from memory.models import RelatedConversation
+    from redteam.core.choices import ConversationType
 
     fields.setdefault("conversation_type", ConversationType.ADVERSARIAL)
     return RelatedConversation.objects.create(

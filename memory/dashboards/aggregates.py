@@ -42,7 +42,6 @@ from django.db.models import (
 from django.db.models.functions import Cast, Coalesce, Floor, Least, Substr, TruncDay
 from django.utils import timezone
 
-from memory.choices import AttackOutcome, ScoreType
 from memory.dashboards.stats import (
     HISTOGRAM_BINS,
     Agreement,
@@ -59,6 +58,7 @@ from memory.models import (
     RelatedConversation,
     Score,
 )
+from redteam.core.choices import AttackOutcome, ScoreType
 
 Params = tuple[tuple[str, str], ...]
 

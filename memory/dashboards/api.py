@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from memory.dashboards import aggregates as ag
 from memory.dashboards.stats import OutcomeCounts
 from memory.dashboards.widgets import DashboardRequest, filter_names, repeatable
-from memory.filters import AttackResultFilter
+from memory.storage.filters import AttackResultFilter
 from redteam.permissions import RequiredPermissions, TokenScope
 
 GROUP_BY = tuple(ag.DIMENSIONS)

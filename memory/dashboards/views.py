@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.decorators import login_required, permission_required
@@ -28,7 +28,8 @@ from memory.dashboards.widgets import (
     WIDGETS_BY_NAME,
     DashboardRequest,
 )
-from memory.selectors import attack_filter_options
+from memory.storage.selectors import attack_filter_options
+from redteam.core.forms import datetime_input_value
 
 VIEW_PERMISSION = "memory.view_attackresult"
 
@@ -53,20 +54,6 @@ def _active_filters(request: DashboardRequest) -> list[dict[str, str]]:
     ]
 
 
-def _local_input(value: str) -> str:
-    """An ISO date-time parameter as a ``datetime-local`` input value (local, no offset)."""
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return ""
-    if timezone.is_aware(moment):
-        try:
-            moment = timezone.localtime(moment)
-        except OverflowError:  # refused by the filter; the input is left empty
-            return ""
-    return moment.replace(tzinfo=None).isoformat(timespec="seconds")
-
-
 def _form_state(dash: DashboardRequest) -> dict[str, Any]:
     """What the side panel shows as selected (also when the request did not validate)."""
     selected: dict[str, list[str]] = {}
@@ -86,8 +73,8 @@ def _form_state(dash: DashboardRequest) -> dict[str, Any]:
     return {
         "selected": selected,
         "one": one,
-        "time_after": _local_input(one.get("timestamp_after", "")),
-        "time_before": _local_input(one.get("timestamp_before", "")),
+        "time_after": datetime_input_value(one.get("timestamp_after", "")),
+        "time_before": datetime_input_value(one.get("timestamp_before", "")),
         "quick_ranges": quick_ranges,
         "form_source": query.get("source") or "automated",
         "form_heat_rows": query.get("heat_rows") or "attack_class",

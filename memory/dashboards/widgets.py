@@ -17,8 +17,8 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from memory.dashboards import aggregates as ag
-from memory.filters import AttackResultFilter
 from memory.models import AttackResult, Label
+from memory.storage.filters import AttackResultFilter
 
 #: Filter parameters the dashboard ignores: it counts outcomes, so it never filters on them.
 IGNORED_FILTERS = frozenset({"outcome", "effective_outcome"})

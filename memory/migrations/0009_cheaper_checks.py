@@ -1,7 +1,7 @@
 """Check constraints SQLite evaluates cheaply, and the dashboard indexes in the model state.
 
 1. Every choice check becomes a chain of ``=`` comparisons and every SHA-256 check a
-   ``LENGTH``/``LTRIM`` test (``memory/constraints.py``). On SQLite, ``IN (…)`` in a check
+   ``LENGTH``/``LTRIM`` test (``redteam/core/constraints.py``). On SQLite, ``IN (…)`` in a check
    built a temporary table per inserted row and ``REGEXP`` called back into Python: a message
    piece insert cost 75–95 µs, now about 30 µs. Same rows accepted, same names. Each table is
    rebuilt once on SQLite; the checks are replaced in place on PostgreSQL.
@@ -13,11 +13,11 @@
 
 import django.db.models.functions.text
 import django.db.models.lookups
-import memory.constraints
+import redteam.core.constraints
 from django.conf import settings
 from django.db import migrations, models
 
-from memory.migration_ops import indexes_into_state, rebuilt_checks
+from redteam.core.migration_ops import indexes_into_state, rebuilt_checks
 
 
 INDEXES = [
@@ -45,7 +45,7 @@ INDEXES = [
     ),
     migrations.AddIndex(
         model_name="attackresult",
-        index=memory.constraints.UniqueIndex(
+        index=redteam.core.constraints.UniqueIndex(
             fields=["id", "outcome", "human_outcome"], name="memory_attack_id_dash_idx"
         ),
     ),
@@ -58,19 +58,19 @@ INDEXES = [
     ),
     migrations.AddIndex(
         model_name="attackresult",
-        index=memory.constraints.UniqueIndex(
+        index=redteam.core.constraints.UniqueIndex(
             fields=["id", "conversation"], name="memory_attack_conv_by_id_idx"
         ),
     ),
     migrations.AddIndex(
         model_name="conversation",
-        index=memory.constraints.UniqueIndex(
+        index=redteam.core.constraints.UniqueIndex(
             fields=["id", "target_identifier"], name="memory_conv_target_dash_idx"
         ),
     ),
     migrations.AddIndex(
         model_name="messagepiece",
-        index=memory.constraints.UniqueIndex(
+        index=redteam.core.constraints.UniqueIndex(
             fields=["id", "message"], name="memory_piece_message_dash_idx"
         ),
     ),
@@ -95,7 +95,7 @@ INDEXES = [
     ),
     migrations.AddIndex(
         model_name="score",
-        index=memory.constraints.UniqueIndex(
+        index=redteam.core.constraints.UniqueIndex(
             fields=["id", "scorer_class_identifier"], name="memory_score_scorer_id_idx"
         ),
     ),
@@ -197,7 +197,7 @@ CHECKS = [
                         django.db.models.functions.text.Length(models.F("objective_sha256")), 64
                     ),
                     django.db.models.lookups.Exact(
-                        memory.constraints.TrimCharacters(
+                        redteam.core.constraints.TrimCharacters(
                             models.F("objective_sha256"), models.Value("0123456789abcdef")
                         ),
                         "",
@@ -241,7 +241,7 @@ CHECKS = [
                     django.db.models.functions.text.Length(models.F("sha256")), 64
                 ),
                 django.db.models.lookups.Exact(
-                    memory.constraints.TrimCharacters(
+                    redteam.core.constraints.TrimCharacters(
                         models.F("sha256"), models.Value("0123456789abcdef")
                     ),
                     "",
@@ -343,7 +343,7 @@ CHECKS = [
                         64,
                     ),
                     django.db.models.lookups.Exact(
-                        memory.constraints.TrimCharacters(
+                        redteam.core.constraints.TrimCharacters(
                             models.F("original_value_sha256"), models.Value("0123456789abcdef")
                         ),
                         "",
@@ -365,7 +365,7 @@ CHECKS = [
                         64,
                     ),
                     django.db.models.lookups.Exact(
-                        memory.constraints.TrimCharacters(
+                        redteam.core.constraints.TrimCharacters(
                             models.F("converted_value_sha256"), models.Value("0123456789abcdef")
                         ),
                         "",
@@ -433,7 +433,7 @@ CHECKS = [
                         django.db.models.functions.text.Length(models.F("value_sha256")), 64
                     ),
                     django.db.models.lookups.Exact(
-                        memory.constraints.TrimCharacters(
+                        redteam.core.constraints.TrimCharacters(
                             models.F("value_sha256"), models.Value("0123456789abcdef")
                         ),
                         "",

@@ -6,13 +6,13 @@ import uuid
 
 from django.db import models
 
-from memory.choices import AttackOutcome, ConversationType
-from memory.constraints import UniqueIndex, choice_check, sha256_or_null_check
 from memory.models.conversations import Conversation, MessagePiece
 from memory.models.identifiers import ComponentIdentifier
 from memory.models.scenarios import ScenarioResult
 from memory.models.scores import Score
 from memory.models.tags import HarmCategory, Label
+from redteam.core.choices import AttackOutcome, ConversationType
+from redteam.core.constraints import UniqueIndex, choice_check, sha256_or_null_check
 
 
 class AttackResultQuerySet(models.QuerySet):

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import uuid
+from collections.abc import Collection
 from typing import Any
 
+from django.apps import apps
 from django.db import models
 from django.db.models import F, Q
 
-from memory.choices import (
+from memory.models.identifiers import ComponentIdentifier
+from memory.models.media import MediaBlob
+from memory.models.tags import HarmCategory, Label
+from redteam.core.bulk import chunked
+from redteam.core.choices import (
     ChatMessageRole,
     Originator,
     PromptDataType,
     PromptResponseError,
     is_media_value,
 )
-from memory.constraints import UniqueIndex, choice_check, partial_index, sha256_or_null_check
-from memory.models.identifiers import ComponentIdentifier
-from memory.models.media import MediaBlob
-from memory.models.tags import HarmCategory, Label
+from redteam.core.constraints import UniqueIndex, choice_check, partial_index, sha256_or_null_check
 
 
 class ConversationQuerySet(models.QuerySet):
@@ -131,6 +134,13 @@ class MessagePieceQuerySet(models.QuerySet):
             .select_related("message")
             .order_by("message__sequence", "position")
         )
+
+    def conversation_pks(self, piece_ids: Collection[uuid.UUID]) -> dict[uuid.UUID, int]:
+        """``{piece id: conversation pk}`` for the stored pieces among ``piece_ids``."""
+        found: dict[uuid.UUID, int] = {}
+        for chunk in chunked(piece_ids):
+            found.update(self.filter(pk__in=chunk).values_list("pk", "message__conversation_id"))
+        return found
 
 
 class MessagePiece(models.Model):
@@ -293,12 +303,11 @@ class MessagePiece(models.Model):
         adding = self._state.adding
         super().save(*args, **kwargs)
         if adding:
-            from memory.ingest.homes import adopt_scores
-
             Conversation.objects.filter(pk=self.message.conversation_id).update(
                 piece_count=F("piece_count") + 1
             )
-            adopt_scores([self.id])
+            # By name: scores.py imports this module (a score's home is its piece's).
+            apps.get_model("memory", "Score").objects.adopt_homes([self.id])
 
     @property
     def role(self) -> str:

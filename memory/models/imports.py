@@ -7,7 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
-from memory.constraints import choice_check
+from redteam.core.constraints import choice_check
 
 
 class ImportStatus(models.TextChoices):

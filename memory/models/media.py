@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-from django.db import models
+import hashlib
 
-from memory.constraints import is_sha256
+from django.core.files.base import ContentFile
+from django.db import IntegrityError, models, transaction
+
+from redteam.core.constraints import is_sha256
+from redteam.core.media import sniff_content_type
 
 MARKERS = ("prompt-memory-entries/", "seed-prompt-entries/")
 
@@ -91,3 +95,29 @@ class MediaLocation(models.Model):
 
     def __str__(self) -> str:
         return self.location
+
+
+def media_store(*, data: bytes, original_name: str = "") -> MediaBlob:
+    """Store bytes content-addressed and return their blob (the same bytes are stored once).
+
+    The type is sniffed from the content; ``original_name`` is kept for provenance only.
+    """
+    digest = hashlib.sha256(data).hexdigest()
+    blob = MediaBlob.objects.filter(sha256=digest).first()
+    if blob is not None:
+        return blob
+    blob = MediaBlob(
+        sha256=digest,
+        size=len(data),
+        content_type=sniff_content_type(data),
+        original_name=original_name[:1024],
+    )
+    blob.file.save(digest, ContentFile(data), save=False)
+    try:
+        with transaction.atomic():
+            blob.save()
+    except IntegrityError:
+        # Another writer stored the same bytes first; theirs is the blob.
+        blob.file.delete(save=False)
+        return MediaBlob.objects.get(sha256=digest)
+    return blob

@@ -8,8 +8,8 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from memory.choices import AttackOutcome
-from memory.constraints import choice_check
+from redteam.core.choices import AttackOutcome
+from redteam.core.constraints import choice_check
 
 
 class HumanOutcome(models.TextChoices):

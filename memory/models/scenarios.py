@@ -6,9 +6,9 @@ import uuid
 
 from django.db import models
 
-from memory.choices import ScenarioRunState
-from memory.constraints import choice_check
 from memory.models.identifiers import ComponentIdentifier
+from redteam.core.choices import ScenarioRunState
+from redteam.core.constraints import choice_check
 
 
 class ScenarioResult(models.Model):

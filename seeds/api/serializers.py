@@ -13,7 +13,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from memory.api.serializers import media_url, merge_extra
+from redteam.core.api import media_url, merge_extra
 from seeds.choices import SeedType
 from seeds.models import Seed, SeedDataset, SeedGroup
 

@@ -20,7 +20,7 @@ from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from memory.api.views import UUID_PATTERN
+from redteam.core.api import UUID_PATTERN
 from seeds import filters
 from seeds.api import serializers
 from seeds.exporting import export_dataset, export_filename

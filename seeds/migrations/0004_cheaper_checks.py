@@ -2,10 +2,10 @@
 
 import django.db.models.functions.text
 import django.db.models.lookups
-import memory.constraints
+import redteam.core.constraints
 from django.db import migrations, models
 
-from memory.migration_ops import rebuilt_checks
+from redteam.core.migration_ops import rebuilt_checks
 
 
 CHECKS = [
@@ -95,7 +95,7 @@ CHECKS = [
                         django.db.models.functions.text.Length(models.F("value_sha256")), 64
                     ),
                     django.db.models.lookups.Exact(
-                        memory.constraints.TrimCharacters(
+                        redteam.core.constraints.TrimCharacters(
                             models.F("value_sha256"), models.Value("0123456789abcdef")
                         ),
                         "",

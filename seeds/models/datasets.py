@@ -6,7 +6,7 @@ from django.db import models
 from django.urls import reverse
 from simple_history.models import HistoricalRecords
 
-from memory.constraints import choice_check
+from redteam.core.constraints import choice_check
 from seeds.choices import PromptDataType, SeedType
 
 

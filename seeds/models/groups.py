@@ -7,7 +7,7 @@ import uuid
 from django.db import models
 from simple_history.models import HistoricalRecords
 
-from memory.constraints import choice_check
+from redteam.core.constraints import choice_check
 from seeds.choices import SeedGroupKind
 
 

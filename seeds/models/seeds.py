@@ -8,8 +8,8 @@ from django.db import models
 from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
-from memory.constraints import choice_check, one_of, sha256_or_null_check
 from memory.models import MediaBlob
+from redteam.core.constraints import choice_check, one_of, sha256_or_null_check
 from seeds.choices import ChatMessageRole, PromptDataType, SeedType
 from seeds.models.datasets import SeedDataset
 from seeds.models.groups import SeedGroup

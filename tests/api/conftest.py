@@ -10,8 +10,8 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from memory.choices import AttackOutcome, ConversationType, PromptDataType, ScoreType
 from memory.models import HarmCategory, Label
+from redteam.core.choices import AttackOutcome, ConversationType, PromptDataType, ScoreType
 from seeds.choices import SeedGroupKind, SeedType
 from tests.factories import (
     NOW,

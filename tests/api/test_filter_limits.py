@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from memory.filters import MAX_REPEATED_VALUES
+from redteam.core.filters import MAX_REPEATED_VALUES
 from tests.api.conftest import get_json
 
 LISTS = ["/attacks/", "/conversations/", "/api/v1/attack-results/", "/api/v1/conversations/"]

@@ -8,7 +8,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from memory.models import ComponentIdentifier
-from redteam.pagination import MAX_PAGE_SIZE
+from redteam.core.pagination import MAX_PAGE_SIZE
 from tests.api.conftest import get_json
 from tests.factories import sha256_hex
 

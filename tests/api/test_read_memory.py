@@ -9,10 +9,10 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
-from memory.choices import ScoreStatus
 from memory.demo import demo_load
-from memory.ingest.normalize import normalize_batch
 from memory.models import AttackResult, Conversation, MessagePiece, Score
+from memory.transfer.ingest.normalize import normalize_batch
+from redteam.core.choices import ScoreStatus
 from tests.api.conftest import count_queries, get_json, walk
 from tests.factories import make_identifier, make_media_blob, make_message, make_piece, make_score
 

@@ -8,12 +8,12 @@ import uuid
 
 import pytest
 
-from memory import identifiers as ids
-from memory.choices import ConversationType, PromptDataType
 from memory.demo import demo_load
 from memory.models import AttackResult, HumanVerdict, MessagePiece, Score
-from memory.services import attack_result_save, message_add
-from memory.specs import AttackResultSpec, PieceSpec
+from memory.storage.services import attack_result_save, message_add
+from memory.storage.specs import AttackResultSpec, PieceSpec
+from redteam.core import identifiers as ids
+from redteam.core.choices import ConversationType, PromptDataType
 from redteam.models import UserPreference
 
 pytestmark = pytest.mark.django_db(transaction=True)

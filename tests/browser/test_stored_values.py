@@ -2,7 +2,7 @@
 
 Chromium submits every textarea with CRLF line endings, shows date-times to the second and
 renders a null text as an empty box; none of that may reach the database when the user did not
-touch the field (``redteam.forms``).
+touch the field (``redteam.core.forms``).
 """
 
 from __future__ import annotations

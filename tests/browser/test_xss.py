@@ -19,9 +19,9 @@ from urllib.parse import quote
 
 import pytest
 
-from memory.ingest.write import ingest
 from memory.models import AttackResult, MessagePiece
-from memory.services import human_score_add, human_verdict_record
+from memory.storage.services import human_score_add, human_verdict_record
+from memory.transfer.ingest.service import ingest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

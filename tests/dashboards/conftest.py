@@ -9,9 +9,9 @@ import pytest
 from django.http import QueryDict
 
 from memory.dashboards.widgets import DashboardRequest
-from memory.filters import AttackResultFilter
-from memory.ingest.write import ingest
 from memory.models import AttackResult
+from memory.storage.filters import AttackResultFilter
+from memory.transfer.ingest.service import ingest
 from redteam.groups import ensure_groups
 from tests.conftest import FIXTURES_DIR
 

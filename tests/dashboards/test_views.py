@@ -234,7 +234,7 @@ def test_widget_query_counts_do_not_depend_on_rows(pyrit_memory, query):
     # Twice the memory: the 0.12 export on top.
     import json
 
-    from memory.ingest.write import ingest
+    from memory.transfer.ingest.service import ingest
     from tests.conftest import FIXTURES_DIR
 
     ingest(

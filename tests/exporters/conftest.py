@@ -7,10 +7,6 @@ import json
 import zipfile
 from typing import Any
 
-from memory.exporters.selection import export_filters
-from memory.exporters.stream import memory_export_stream
-from memory.ingest.media_links import media_attach
-from memory.ingest.write import ingest
 from memory.models import (
     AttackResult,
     ComponentIdentifier,
@@ -21,7 +17,11 @@ from memory.models import (
     ScenarioResult,
     Score,
 )
-from memory.services import media_store
+from memory.models.media import media_store
+from memory.storage.media import media_attach
+from memory.transfer.exporters.selection import export_filters
+from memory.transfer.exporters.stream import memory_export_stream
+from memory.transfer.ingest.service import ingest
 from seeds.models import Seed, SeedGroup
 from tests.conftest import FIXTURES_DIR
 

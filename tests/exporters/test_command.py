@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from memory.demo import demo_load
-from memory.exporters.document import MemoryExport
+from memory.transfer.exporters.document import MemoryExport
 from tests.exporters.conftest import EXPORT_110, export_bytes, ingest_ok, read_zip
 
 pytestmark = pytest.mark.django_db

@@ -8,8 +8,8 @@ import json
 import pytest
 from django.db import transaction
 
-from memory.exporters.selection import ExportFilterError, export_filters, parse_since
 from memory.models import AttackResult
+from memory.transfer.exporters.selection import ExportFilterError, export_filters, parse_since
 from tests.exporters.conftest import EXPORT_110, export_doc, ingest_ok, stored_counts
 
 pytestmark = pytest.mark.django_db

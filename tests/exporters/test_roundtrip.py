@@ -8,8 +8,8 @@ import pytest
 from django.db import transaction
 
 from memory.demo import demo_load
-from memory.exporters.document import SECTIONS
-from memory.importers.api import import_pyrit_db
+from memory.transfer.exporters.document import SECTIONS
+from memory.transfer.importers.service import import_pyrit_db
 from tests.conftest import FIXTURES_DIR
 from tests.exporters.conftest import (
     EXPORT_012,

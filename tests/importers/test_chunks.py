@@ -7,9 +7,9 @@ import io
 import pytest
 from django.core.management import call_command
 
-from memory.importers.api import import_pyrit_db
-from memory.ingest import write
 from memory.models import AttackResult, Conversation, MessagePiece, Score
+from memory.storage import write
+from memory.transfer.importers.service import import_pyrit_db
 from tests.importers.conftest import DB_012, DB_110
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from memory.importers.api import import_pyrit_db
 from memory.models import (
     AttackResult,
     ComponentIdentifier,
@@ -23,6 +22,7 @@ from memory.models import (
     ScorableContent,
     Score,
 )
+from memory.transfer.importers.service import import_pyrit_db
 from seeds.models import Seed, SeedGroup
 from tests.importers.conftest import DB_012, DB_110, FIXTURE_DBS, source_rows
 

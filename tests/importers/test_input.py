@@ -11,7 +11,6 @@ import uuid
 import pytest
 from django.core.management import CommandError, call_command
 
-from memory.importers.api import ImportFailed, import_pyrit_db
 from memory.models import (
     AttackResult,
     ComponentIdentifier,
@@ -20,6 +19,7 @@ from memory.models import (
     MessagePiece,
     Score,
 )
+from memory.transfer.importers.service import ImportFailed, import_pyrit_db
 from seeds.models import Seed
 from tests.importers.conftest import DB_012, DB_110, ORCHESTRATOR_0_9, copy_fixture
 

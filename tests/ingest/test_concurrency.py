@@ -1,7 +1,7 @@
 """Four processes ingesting overlapping batches into one database lose nothing and never fail.
 
 Issue 3. Each worker is a real OS process (forked, so it inherits the configured test database;
-it opens its own connection) calling :func:`memory.ingest.write.ingest` while the others write
+it opens its own connection) calling :func:`memory.storage.write.ingest` while the others write
 the same conversations, messages, pieces, scores, attack results and labels. On SQLite the
 IMMEDIATE transactions must queue on the busy timeout ("database is locked" is a failure); on
 PostgreSQL the conflict handling of the inserts must still keep every row exactly once.
@@ -19,7 +19,6 @@ from typing import Any
 import pytest
 from django.db import connection, connections
 
-from memory.ingest.write import ingest
 from memory.models import (
     AttackResult,
     Conversation,
@@ -29,6 +28,7 @@ from memory.models import (
     RelatedConversation,
     Score,
 )
+from memory.transfer.ingest.service import ingest
 
 pytestmark = pytest.mark.django_db(transaction=True)
 

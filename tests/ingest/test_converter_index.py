@@ -5,8 +5,8 @@ import importlib
 import pytest
 from django.db import connection
 
-from memory.ingest.write import ingest
 from memory.models import Conversation, PieceConverter
+from memory.transfer.ingest.service import ingest
 from tests.conftest import FIXTURES_DIR
 from tests.ingest.conftest import load
 

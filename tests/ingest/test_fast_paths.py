@@ -7,7 +7,7 @@ import uuid
 
 import pytest
 
-from memory.ingest import normalize
+from memory.transfer.ingest import normalize
 from tests.ingest.conftest import EXPORT_012, EXPORT_110, load
 
 

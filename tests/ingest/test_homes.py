@@ -8,8 +8,8 @@ import pytest
 from django.db import connection
 from django.db.models import Count
 
-from memory.ingest.write import ingest
 from memory.models import Conversation, MessagePiece, Score
+from memory.transfer.ingest.service import ingest
 from tests.conftest import FIXTURES_DIR
 from tests.factories import NOW, make_conversation, make_identifier, make_message, make_piece
 from tests.ingest.conftest import load

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from memory.ingest.limits import Limits, _within, limit_problems
+from memory.transfer.ingest.limits import Limits, _within, limit_problems
 
 LIMITS = Limits(max_body_bytes=10_000, max_text_chars=5, max_depth=3)
 

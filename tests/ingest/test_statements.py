@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from bench.payloads import batch
-from memory.ingest.write import ingest
+from memory.transfer.ingest.service import ingest
 
 pytestmark = pytest.mark.django_db
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from memory.ingest.write import ingest
 from memory.models import AttackResult, Conversation, MessagePiece, ScenarioResult, Score
+from memory.transfer.ingest.service import ingest
 from seeds.models import Seed, SeedGroup
 from tests.conftest import FIXTURES_DIR
 

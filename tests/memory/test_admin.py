@@ -10,7 +10,6 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from memory.admin_utils import EstimatedCountPaginator
 from memory.models import (
     AttackLabel,
     AttackResult,
@@ -31,6 +30,7 @@ from memory.models import (
     ScorableContent,
     Score,
 )
+from redteam.core.admin import EstimatedCountPaginator
 from tests.factories import (
     make_attack,
     make_conversation,

@@ -6,7 +6,6 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import F
 
-from memory.choices import AttackOutcome, ChatMessageRole, ConversationType, ScoreType
 from memory.models import (
     AttackResult,
     Conversation,
@@ -16,6 +15,7 @@ from memory.models import (
     RelatedConversation,
     Score,
 )
+from redteam.core.choices import AttackOutcome, ChatMessageRole, ConversationType, ScoreType
 from seeds.models import Seed, SeedGroup
 
 pytestmark = pytest.mark.django_db

@@ -1,4 +1,4 @@
-"""Hypothesis property tests of memory.identifiers (hash invariants and round trips)."""
+"""Hypothesis property tests of redteam.core.identifiers (hash invariants and round trips)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.identifiers import (
+from redteam.core.identifiers import (
     FORBIDDEN_PARAM_NAMES,
     AtomicAttackEvaluationIdentifier,
     ComponentIdentifier,

@@ -15,17 +15,6 @@ import pytest
 from django.db import DataError, IntegrityError, connection, transaction
 from django.db.models import ProtectedError
 
-from memory.choices import (
-    AttackOutcome,
-    ChatMessageRole,
-    ConversationType,
-    Originator,
-    PromptDataType,
-    PromptResponseError,
-    ScenarioRunState,
-    ScoreStatus,
-    ScoreType,
-)
 from memory.models import (
     AttackResult,
     ComponentIdentifier,
@@ -43,7 +32,18 @@ from memory.models import (
     Score,
 )
 from memory.models.media import media_upload_to
-from memory.scoring import score_numeric_value
+from redteam.core.choices import (
+    AttackOutcome,
+    ChatMessageRole,
+    ConversationType,
+    Originator,
+    PromptDataType,
+    PromptResponseError,
+    ScenarioRunState,
+    ScoreStatus,
+    ScoreType,
+)
+from redteam.core.scoring import score_numeric_value
 from tests.factories import (
     NOW,
     make_attack,

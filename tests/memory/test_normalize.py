@@ -1,4 +1,7 @@
-"""Tests of memory.ingest.normalize: PyRIT JSON of every version into specs (no database)."""
+"""Tests of memory.transfer.ingest.normalize: PyRIT JSON of every version into specs.
+
+No database is needed.
+"""
 
 from __future__ import annotations
 
@@ -11,14 +14,14 @@ from typing import Any
 
 import pytest
 
-from memory.identifiers import ComponentIdentifier
-from memory.ingest.normalize import (
+from memory.storage.services import Problem
+from memory.transfer.ingest.normalize import (
     normalize_attack_result,
     normalize_batch,
     normalize_piece,
     normalize_score,
 )
-from memory.services import Problem
+from redteam.core.identifiers import ComponentIdentifier
 from tests.conftest import FIXTURES_DIR
 
 SMALL = FIXTURES_DIR / "pyrit-1.1.0-small" / "export.json"

@@ -6,8 +6,6 @@ import uuid
 
 import pytest
 
-from memory import identifiers as ids
-from memory.choices import AttackOutcome, ConversationType, PromptDataType
 from memory.models import (
     AttackResult,
     ComponentIdentifier,
@@ -16,19 +14,15 @@ from memory.models import (
     MediaBlob,
     MessagePiece,
 )
-from memory.selectors import identifiers_load
-from memory.services import (
-    InvalidMemory,
-    attack_result_save,
-    attack_strategy_identifier,
-    identifier_store,
-    identifiers_store,
-    media_store,
-    message_add,
-    score_add,
-    sha256_text,
-)
-from memory.specs import AttackResultSpec, ConversationReferenceSpec, PieceSpec, ScoreSpec
+from memory.models.media import media_store
+from memory.storage.identifiers import identifier_store, identifiers_store
+from memory.storage.selectors import identifiers_load
+from memory.storage.services import InvalidMemory, attack_result_save, message_add, score_add
+from memory.storage.specs import AttackResultSpec, ConversationReferenceSpec, PieceSpec, ScoreSpec
+from redteam.core import identifiers as ids
+from redteam.core.choices import AttackOutcome, ConversationType, PromptDataType
+from redteam.core.hashing import sha256_text
+from redteam.core.identifiers import attack_strategy_identifier
 from tests.samples import PNG_BYTES
 
 pytestmark = pytest.mark.django_db
@@ -302,8 +296,8 @@ def test_media_store_survives_a_concurrent_insert_of_the_same_bytes(monkeypatch)
 
 
 def test_tagging_many_labels_costs_a_fixed_number_of_queries(django_assert_max_num_queries):
-    from memory.ingest.write import _label_rows
     from memory.models import Label
+    from memory.storage.write import _label_rows
 
     _label_rows({("operator", "alice")})
     labels = {(f"k{i}", f"v{i}") for i in range(20)} | {("operator", "alice")}

@@ -1,4 +1,4 @@
-"""redteam.forms: a browser round trip never changes a stored value the user did not change."""
+"""redteam.core.forms: a browser round trip never changes a stored value the user did not change."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 from django import forms
 from django.contrib.auth.models import User
 
-from redteam.forms import (
+from redteam.core.forms import (
     StoredValuesForm,
     StoredValuesModelForm,
     normalize_newlines,

@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_importing_the_wsgi_application_loads_the_urlconf_and_the_ingestion_views():
     code = (
         "import sys, redteam.wsgi; "
-        "print(all(m in sys.modules for m in ('memory.api.ingest', 'memory.ingest.write', "
+        "print(all(m in sys.modules for m in ("
+        "'memory.transfer.ingest.views', 'memory.storage.write', "
         "'memory.dashboards.views')))"
     )
     result = subprocess.run(

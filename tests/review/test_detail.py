@@ -13,13 +13,14 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from bench.pages import page_load
-from memory import identifiers as ids
-from memory.choices import PromptDataType, PromptResponseError
 from memory.demo import demo_load, demo_png
-from memory.ingest.media_links import media_attach
 from memory.models import AttackResult, Conversation, MessagePiece, RelatedConversation
-from memory.services import attack_result_save, media_store, message_add, score_add
-from memory.specs import AttackResultSpec, ConversationReferenceSpec, PieceSpec, ScoreSpec
+from memory.models.media import media_store
+from memory.storage.media import media_attach
+from memory.storage.services import attack_result_save, message_add, score_add
+from memory.storage.specs import AttackResultSpec, ConversationReferenceSpec, PieceSpec, ScoreSpec
+from redteam.core import identifiers as ids
+from redteam.core.choices import PromptDataType, PromptResponseError
 from redteam.groups import ensure_groups
 from redteam.models import UserPreference
 

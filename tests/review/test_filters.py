@@ -1,4 +1,4 @@
-"""The attack and conversation filtersets (memory/filters.py), parameter by parameter.
+"""The attack and conversation filtersets (memory/storage/filters.py), parameter by parameter.
 
 Each parameter is checked on a small world where it has a match and a miss, through the
 filterset itself (the API, the lists and the dashboards' drill-down all use it), comparing
@@ -13,9 +13,9 @@ from types import SimpleNamespace
 import pytest
 from django.http import QueryDict
 
-from memory.choices import AttackOutcome, ConversationType, ScoreType
-from memory.filters import AttackResultFilter, ConversationFilter
 from memory.models import AttackResult, Conversation, HarmCategory, Label
+from memory.storage.filters import AttackResultFilter, ConversationFilter
+from redteam.core.choices import AttackOutcome, ConversationType, ScoreType
 from tests.factories import (
     NOW,
     make_attack,

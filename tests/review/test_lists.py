@@ -12,8 +12,8 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from memory.choices import AttackOutcome, ConversationType, ScoreType
 from memory.models import AttackResult, HarmCategory, Label
+from redteam.core.choices import AttackOutcome, ConversationType, ScoreType
 from tests.factories import (
     NOW,
     make_attack,
@@ -232,7 +232,7 @@ def test_filters_in_the_url_select_the_rows(client, memory, query, expected):
 
 def test_the_page_lists_exactly_what_the_filterset_counts(client, memory):
     """A dashboard drill-down link lists the attacks it counted: the same filterset."""
-    from memory.filters import AttackResultFilter
+    from memory.storage.filters import AttackResultFilter
 
     for _ in range(6):
         memory.attack()
@@ -395,7 +395,7 @@ def test_pages_of_fifty_walk_every_row_once(client, memory):
 
 
 def test_past_the_count_cap_the_list_says_more_than_and_can_count_all(client, memory, monkeypatch):
-    from memory.views import lists
+    from memory.review import lists
 
     monkeypatch.setattr(lists, "COUNT_CAP", 4)
     monkeypatch.setattr(lists, "PER_PAGE", 2)

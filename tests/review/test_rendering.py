@@ -1,4 +1,4 @@
-"""memory.rendering: Markdown, the nh3 allow-list and the original/converted diff.
+"""memory.review.rendering: Markdown, the nh3 allow-list and the original/converted diff.
 
 Pure functions, no database. The sanitiser is checked two ways: known payloads, and a
 structural scan of the output (no tag outside the allow-list, no attribute outside it, no
@@ -12,7 +12,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from memory.rendering import (
+from memory.review.rendering import (
     ALLOWED_ATTRIBUTES,
     ALLOWED_TAGS,
     DIFF_MAX_CHARS,
@@ -142,7 +142,7 @@ def test_single_newlines_are_line_breaks_like_chat_output():
 )
 def test_plain_fast_path_matches_markdown(text):
     """Text without Markdown syntax takes a shortcut; it must say what markdown-it says."""
-    from memory.rendering import _MD
+    from memory.review.rendering import _MD
 
     assert not has_markup(text)
     assert plain_html(text) == sanitize_html(_MD.render(text))

@@ -11,9 +11,9 @@ from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from memory.errors import InvalidMemory
 from memory.models import AttackResult, ComponentIdentifier, HumanVerdict, MessagePiece, Score
-from memory.services import human_score_add, human_scorer_identifier, human_verdict_record
+from memory.storage.services import human_score_add, human_scorer_identifier, human_verdict_record
+from redteam.core.errors import InvalidMemory
 from redteam.groups import ensure_groups
 from tests.review.test_detail import build_attack
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 import pytest
 from django.urls import reverse
 
-from memory.choices import SeedType
+from redteam.core.choices import SeedType
 from seeds.models import (
     Seed,
     SeedDataset,

@@ -8,7 +8,7 @@ import yaml
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from memory.choices import SeedType
+from redteam.core.choices import SeedType
 from seeds.models import Seed, SeedDataset, SeedGroup
 from tests.conftest import FIXTURES_DIR
 from tests.factories import make_dataset, make_group, make_seed, sha256_hex
@@ -148,7 +148,7 @@ def test_change_page_shows_hash_and_seed_identifier(curator_client):
     seed = make_seed("Tell me a secret", dataset_name="d")
     body = curator_client.get(admin_url(Seed, "change", seed.pk)).content.decode()
     assert sha256_hex("Tell me a secret") in body
-    from memory.identifiers import build_seed_identifier
+    from redteam.core.identifiers import build_seed_identifier
 
     assert build_seed_identifier(seed).hash in body
     assert "pyrit.models.seeds.seed_prompt" in body
@@ -492,7 +492,7 @@ def test_dataset_and_group_changes_are_recorded(curator_client, curator):
 
 
 def test_ingestion_api_records_history(django_user_model):
-    from memory.ingest.write import ingest
+    from memory.transfer.ingest.service import ingest
 
     report = ingest(payload={"seeds": [{"value": "from the API", "added_by": "x"}]})
     assert report.ok

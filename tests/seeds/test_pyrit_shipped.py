@@ -23,7 +23,7 @@ import yaml
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from memory.choices import is_media_value
+from redteam.core.choices import is_media_value
 from seeds.exporting import export_dataset
 from seeds.importing import CHANGED, IDENTICAL, INVALID, NEW, import_plan
 from seeds.models import Seed, SeedDataset, SeedGroup

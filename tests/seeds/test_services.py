@@ -6,8 +6,9 @@ import uuid
 
 import pytest
 
-from memory import identifiers as ids
-from memory.services import InvalidMemory, sha256_text
+from memory.storage.services import InvalidMemory
+from redteam.core import identifiers as ids
+from redteam.core.hashing import sha256_text
 from seeds.choices import SeedGroupKind
 from seeds.models import Seed, SeedGroup
 from seeds.rules import group_problems

@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 import yaml
 
-from memory.services import sha256_text
+from redteam.core.hashing import sha256_text
 from seeds.exporting import export_dataset, export_seeds
 from seeds.importing import CHANGED, IDENTICAL, INVALID, NEW, import_commit, import_plan
 from seeds.models import Seed, SeedDataset, SeedGroup

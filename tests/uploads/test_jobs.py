@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from django.db import transaction
 
-from memory.importers.api import ImportFailed, ImportSummary
 from memory.models import ImportJob, ImportStatus
-from memory.uploads import services
-from memory.uploads.services import import_job_create, import_job_run
-from memory.uploads.tasks import run_import_job
+from memory.transfer.importers.service import ImportFailed, ImportSummary
+from memory.transfer.uploads import jobs, services
+from memory.transfer.uploads.jobs import import_job_run
+from memory.transfer.uploads.services import import_job_create
+from memory.transfer.uploads.tasks import run_import_job
 from seeds.models import Seed, SeedDataset, SeedGroup
 from tests.uploads.conftest import FIXTURE_110, dbdata_zip, upload, zip_of
 
@@ -64,8 +65,8 @@ class FakeImporter:
 @pytest.fixture
 def fake(monkeypatch):
     importer = FakeImporter()
-    monkeypatch.setattr(services.importer, "import_pyrit_db", importer)
-    monkeypatch.setattr(services, "PROGRESS_INTERVAL", 0)
+    monkeypatch.setattr(jobs.importer, "import_pyrit_db", importer)
+    monkeypatch.setattr(jobs, "PROGRESS_INTERVAL", 0)
     return importer
 
 
@@ -79,7 +80,7 @@ def workdirs(monkeypatch):
         made.append(Path(real(*args, **kwargs)))
         return str(made[-1])
 
-    monkeypatch.setattr(services.tempfile, "mkdtemp", tracking)
+    monkeypatch.setattr(jobs.tempfile, "mkdtemp", tracking)
     return made
 
 
@@ -146,8 +147,8 @@ def test_progress_inside_the_importers_transaction_waits(ingester, monkeypatch):
         seen.append(ImportJob.objects.values_list("progress", flat=True).get())
         raise ImportFailed("stop here")
 
-    monkeypatch.setattr(services.importer, "import_pyrit_db", importer)
-    monkeypatch.setattr(services, "PROGRESS_INTERVAL", 0)
+    monkeypatch.setattr(jobs.importer, "import_pyrit_db", importer)
+    monkeypatch.setattr(jobs, "PROGRESS_INTERVAL", 0)
     import_job_run(job_id=_job(ingester).pk)
 
     assert seen[0]["phase"] == "importing"
@@ -259,8 +260,8 @@ def test_progress_beats_the_jobs_heartbeat(ingester, monkeypatch):
             beats.append(ImportJob.objects.values_list("heartbeat_at", flat=True).get())
         raise ImportFailed("stop here")
 
-    monkeypatch.setattr(services.importer, "import_pyrit_db", importer)
-    monkeypatch.setattr(services, "PROGRESS_INTERVAL", 0)
+    monkeypatch.setattr(jobs.importer, "import_pyrit_db", importer)
+    monkeypatch.setattr(jobs, "PROGRESS_INTERVAL", 0)
     import_job_run(job_id=job.pk)
     assert beats[0] is not None and beats[1] >= beats[0]
 

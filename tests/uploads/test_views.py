@@ -8,9 +8,9 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django_tasks_db.models import DBTaskResult
 
-from memory.importers.api import ImportSummary
 from memory.models import ImportJob, ImportStatus
-from memory.uploads.services import import_job_create
+from memory.transfer.importers.service import ImportSummary
+from memory.transfer.uploads.services import import_job_create
 from tests.uploads.conftest import FIXTURE_110, dbdata_zip, upload, zip_of
 
 pytestmark = pytest.mark.django_db
@@ -128,7 +128,7 @@ def test_an_upload_is_stored_and_enqueued_not_imported(
     assert job.upload.read() == data
     task = DBTaskResult.objects.get()
     assert str(task.id) == job.task_id
-    assert task.task_path == "memory.uploads.tasks.run_import_job"
+    assert task.task_path == "memory.transfer.uploads.tasks.run_import_job"
     assert task.args_kwargs == {"args": [str(job.pk)], "kwargs": {}}
     # Nothing was imported in the request.
     assert job.summary == {}

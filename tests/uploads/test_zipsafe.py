@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.uploads.filetypes import UploadRefused, sniff_upload
-from memory.uploads.zipsafe import (
+from memory.transfer.uploads.filetypes import UploadRefused, sniff_upload
+from memory.transfer.uploads.zipsafe import (
     SQLITE_HEADER,
     ZipLimits,
     ZipRefused,

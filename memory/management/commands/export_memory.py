@@ -13,9 +13,9 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from memory.exporters.document import DEFAULT_CHUNK_SIZE, SECTIONS
-from memory.exporters.selection import ExportFilterError, export_filters, export_selection
-from memory.exporters.stream import ExportStream, memory_export_stream
+from memory.transfer.exporters.document import DEFAULT_CHUNK_SIZE, SECTIONS
+from memory.transfer.exporters.selection import ExportFilterError, export_filters, export_selection
+from memory.transfer.exporters.stream import ExportStream, memory_export_stream
 
 #: Seconds between progress lines when stderr is not a terminal.
 LOG_EVERY = 5.0

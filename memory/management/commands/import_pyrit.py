@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.importers.api import ImportFailed, ImportSummary, import_pyrit_db
+from memory.transfer.importers.service import ImportFailed, ImportSummary, import_pyrit_db
 
 
 class _PlainProgress:

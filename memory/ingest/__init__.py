@@ -1,1 +1,0 @@
-"""Ingestion of PyRIT memory JSON: pure normalisation into specs (see ``normalize``)."""

@@ -1,0 +1,657 @@
+"""Attack and conversation lists, and the global search.
+
+The lists filter through the shared filtersets (``memory.storage.filters``), so
+``/attacks/?<params>`` means exactly what ``/api/v1/attack-results/?<params>`` means and a
+dashboard drill-down lists the attacks it counted. The filter state lives in the query string:
+the side panel is a GET form, sorting and paging are links. With htmx the form and the links
+swap only the results (the named partial ``results`` of the page template) and push the URL;
+without JavaScript the same URLs render the whole page.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+import django_filters
+from django.contrib.auth.decorators import login_required, permission_required
+from django.db.models import F, OrderBy, QuerySet
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
+from django.shortcuts import render
+from django.urls import reverse
+from django.utils.html import escape
+from django.utils.safestring import mark_safe
+
+from memory.models import AttackResult, Conversation
+from memory.storage import selectors
+from memory.storage.filters import AttackResultFilter, ConversationFilter
+from redteam.core.choices import AttackOutcome, ConversationType
+from redteam.core.forms import datetime_input_value
+from redteam.core.htmx import wants_fragment
+
+#: Rows per page.
+PER_PAGE = 50
+
+#: Sort keys of the attack list -> (column expression, may be NULL); ``-key`` descends.
+ATTACK_SORTS: dict[str, tuple[Any, bool]] = {
+    "time": (F("timestamp"), False),
+    "outcome": (Coalesce("human_outcome", "outcome"), False),
+    "objective": (F("objective"), False),
+    "attack": (F("attack_identifier__class_name"), True),
+    "turns": (F("executed_turns"), False),
+    "duration": (F("execution_time_ms"), False),
+    "score": (F("last_score__numeric_value"), True),
+}
+ATTACK_DEFAULT_SORT = "-time"
+
+CONVERSATION_SORTS: dict[str, tuple[Any, bool]] = {
+    "started": (F("started_at"), True),
+    "id": (F("conversation_id"), False),
+}
+CONVERSATION_DEFAULT_SORT = "-started"
+
+#: Query parameters that are not filters: kept across filter changes, never shown as chips.
+_NOT_FILTERS = {"sort", "page", "count"}
+
+
+# --- small helpers ------------------------------------------------------------------------------
+
+
+def query_with(params: QueryDict, **changes: str | list[str] | None) -> str:
+    """``?query`` of ``params`` with ``changes`` applied (None removes a parameter).
+
+    Empty values and ``page=1`` are dropped, so equal states have equal, short URLs.
+    """
+    query = QueryDict(mutable=True)
+    for key, values in params.lists():
+        kept = [value for value in values if value != ""]
+        if kept:
+            query.setlist(key, kept)
+    for key, value in changes.items():
+        if value is None or value == [] or value == "":
+            query.pop(key, None)
+        else:
+            query.setlist(key, value if isinstance(value, list) else [value])
+    if query.get("page") == "1":
+        query.pop("page")
+    encoded = query.urlencode()
+    return f"?{encoded}" if encoded else "?"
+
+
+def canonical_url(request: HttpRequest) -> str:
+    """The request's path with the canonical query string (see :func:`query_with`)."""
+    query = query_with(request.GET)
+    return request.path if query == "?" else f"{request.path}{query}"
+
+
+def format_duration(ms: int | None) -> str:
+    """A human duration: ``850 ms``, ``12.3 s``, ``4 m 05 s``, ``1 h 02 m``."""
+    if ms is None:
+        return ""
+    if ms < 1000:
+        return f"{ms} ms"
+    seconds = ms / 1000
+    if seconds < 60:
+        return f"{seconds:.1f} s"
+    minutes, secs = divmod(int(seconds), 60)
+    if minutes < 60:
+        return f"{minutes} m {secs:02d} s"
+    hours, minutes = divmod(minutes, 60)
+    return f"{hours} h {minutes:02d} m"
+
+
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def camel_wrap(name: str | None) -> str:
+    """A class name with ``<wbr>`` at its camel-case joints, so narrow columns wrap it whole.
+
+    ``TreeOfAttacksWithPruningAttack`` would otherwise break mid-word or widen the table.
+    """
+    if not name:
+        return ""
+    return mark_safe("<wbr>".join(escape(part) for part in _CAMEL_BOUNDARY.split(name)))
+
+
+def shorten(text: str | None, limit: int) -> str:
+    """``text`` cut to ``limit`` characters with an ellipsis (templates' ``truncatechars`` costs
+    ~0.2 ms a call, a tenth of a 50-row page's render)."""
+    text = text or ""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+@dataclass(frozen=True)
+class When:
+    """A moment as list rows show it: ISO for ``<time datetime>``, date and clock in UTC."""
+
+    iso: str
+    date: str
+    clock: str
+    title: str
+
+    @classmethod
+    def of(cls, moment: datetime | None) -> When | None:
+        """The display strings of ``moment`` (None stays None)."""
+        if moment is None:
+            return None
+        utc = moment.astimezone(UTC)
+        return cls(
+            iso=utc.isoformat(),
+            date=utc.strftime("%Y-%m-%d"),
+            clock=utc.strftime("%H:%M"),
+            title=utc.strftime("%Y-%m-%d %H:%M:%S UTC"),
+        )
+
+
+#: Matches counted exactly before a list says "more than"; ``?count=all`` lifts the cap.
+COUNT_CAP = 1000
+#: The highest page number a list serves (its offset must fit the databases' 64-bit integers).
+MAX_PAGE_NUMBER = 10**9
+
+
+@dataclass
+class Page:
+    """One page of a list: its rows and what the pagination links need.
+
+    ``count`` is exact when ``exact``; otherwise it is ``COUNT_CAP`` and the list has more.
+    """
+
+    rows: list[Any]
+    number: int
+    per_page: int
+    count: int
+    exact: bool
+    has_next: bool
+
+    @property
+    def num_pages(self) -> int | None:
+        """Pages in the whole list (at least one), or None when the count is capped."""
+        return max(1, -(-self.count // self.per_page)) if self.exact else None
+
+    @property
+    def has_other_pages(self) -> bool:
+        """More than one page exists."""
+        return self.number > 1 or self.has_next
+
+    @property
+    def start_index(self) -> int:
+        """1-based index of the first row shown (0 when there is none)."""
+        return (self.number - 1) * self.per_page + 1 if self.rows else 0
+
+    @property
+    def end_index(self) -> int:
+        """1-based index of the last row shown."""
+        return (self.number - 1) * self.per_page + len(self.rows)
+
+    @property
+    def count_display(self) -> str:
+        """``1,234`` or ``1,000+``."""
+        return f"{self.count:,}" if self.exact else f"{self.count:,}+"
+
+
+def paginate(
+    queryset: QuerySet,
+    *,
+    page: str | None,
+    load: Callable[[list[Any]], Iterable[Any]],
+    per_page: int | None = None,
+    count_all: bool = False,
+) -> Page:
+    """The requested page (a bad page number gives the first, one past the end the last).
+
+    Matches are counted up to ``COUNT_CAP`` (``SELECT COUNT(*) FROM (… LIMIT cap + 1)``) unless
+    ``count_all``: an exact count visits every match, ~35 ms of CPU per 20,000 on SQLite,
+    while the capped count stops early (bench/attack_list.py).
+
+    Rows come in two steps: the filtered, ordered query selects only the page's primary keys,
+    then ``load(pks)`` reads those rows with their joins. In one query SQLite (driving from a
+    filter's index) joins every match before sorting and cutting the page.
+    """
+    per_page = per_page or PER_PAGE
+    counted = queryset.order_by() if count_all else queryset.order_by()[: COUNT_CAP + 1]
+    count = counted.count()
+    exact = count_all or count <= COUNT_CAP
+    count = count if exact else COUNT_CAP
+    try:
+        number = max(int(page or 1), 1)
+    except ValueError:
+        number = 1
+    # Past the count cap the last page is unknown; keep the offset a 64-bit integer.
+    number = min(number, MAX_PAGE_NUMBER)
+    if exact:
+        number = min(number, max(1, -(-count // per_page)))
+    offset = (number - 1) * per_page
+    # Nothing matched: skip the page query (for a text filter it would scan the table again).
+    pks = []
+    if count:
+        pks = list(queryset.values_list("pk", flat=True)[offset : offset + per_page + 1])
+    has_next = len(pks) > per_page
+    found = {row.pk: row for row in load(pks[:per_page])} if pks else {}
+    rows = [found[pk] for pk in pks[:per_page] if pk in found]
+    return Page(
+        rows=rows, number=number, per_page=per_page, count=count, exact=exact, has_next=has_next
+    )
+
+
+def page_links(params: QueryDict, page: Page) -> list[dict[str, Any]]:
+    """Numbered links: first, last (when known) and two either side of the current page."""
+    last = page.num_pages or (page.number + 1 if page.has_next else page.number)
+    wanted = {1, last, *range(page.number - 2, page.number + 3)}
+    numbers = sorted(n for n in wanted if 1 <= n <= last)
+    links: list[dict[str, Any]] = []
+    previous = 0
+    for number in numbers:
+        if number - previous > 1:
+            links.append({"gap": True})
+        links.append(
+            {
+                "number": number,
+                "url": query_with(params, page=str(number)),
+                "current": number == page.number,
+            }
+        )
+        previous = number
+    if page.num_pages is None and page.has_next:
+        links.append({"gap": True})
+    return links
+
+
+def pagination_context(params: QueryDict, page: Page) -> dict[str, Any]:
+    """Everything ``list_parts/pagination.html`` and ``summary.html`` show."""
+    return {
+        "page": page,
+        "page_links": page_links(params, page),
+        "prev_url": query_with(params, page=str(page.number - 1)) if page.number > 1 else "",
+        "next_url": query_with(params, page=str(page.number + 1)) if page.has_next else "",
+        "count_all_url": "" if page.exact else query_with(params, count="all", page=None),
+        "first_url": query_with(params, page=None),
+    }
+
+
+def ordering(
+    sorts: dict[str, tuple[Any, bool]], requested: str, default: str
+) -> tuple[str, list[OrderBy]]:
+    """The valid sort key (``default`` for anything unknown) and its ORDER BY, primary key last.
+
+    The primary key breaks ties so pages never overlap or skip rows.
+    """
+    key = requested if requested.lstrip("-") in sorts else default
+    column, nullable = sorts[key.lstrip("-")]
+    # NULLS LAST only where a column can hold NULL: on SQLite the clause keeps an index on a
+    # NOT NULL column from serving the ORDER BY.
+    nulls = {"nulls_last": True} if nullable else {}
+    if key.startswith("-"):
+        return key, [column.desc(**nulls), F("pk").desc()]
+    return key, [column.asc(**nulls), F("pk").asc()]
+
+
+@dataclass(frozen=True)
+class Column:
+    """A list table column: its header, and the sort keys its header links to.
+
+    ``sorts`` holds ``(key, label, first click descends)``; a column with two (turns and
+    duration share one) shows two links, stacked.
+    """
+
+    label: str
+    css: str = ""
+    sorts: tuple[tuple[str, str, bool], ...] = ()
+
+
+def sort_columns(params: QueryDict, current: str, columns: Iterable[Column]) -> list[dict]:
+    """Header state per column: its sort links (clicking the current key reverses it) and
+    ``aria_sort`` on the column sorted by."""
+    headers = []
+    for column in columns:
+        links = []
+        aria_sort = ""
+        for key, label, descending_first in column.sorts:
+            active = current.lstrip("-") == key
+            if active:
+                target = key if current.startswith("-") else f"-{key}"
+                aria_sort = "descending" if current.startswith("-") else "ascending"
+            else:
+                target = f"-{key}" if descending_first else key
+            links.append(
+                {
+                    "key": key,
+                    "label": label,
+                    "url": query_with(params, sort=target, page=None),
+                    "sorted": aria_sort if active else "",
+                }
+            )
+        headers.append(
+            {"label": column.label, "css": column.css, "links": links, "aria_sort": aria_sort}
+        )
+    return headers
+
+
+#: Display names of filter parameters (active-filter chips and error messages).
+FILTER_LABELS = {
+    "q": "Text",
+    "outcome": "Automated outcome",
+    "effective_outcome": "Outcome",
+    "has_human_verdict": "Human verdict",
+    "attack_class": "Attack",
+    "target_class": "Target class",
+    "target_model": "Target model",
+    "target_hash": "Target",
+    "converter_class": "Converter",
+    "scorer_class": "Scorer",
+    "scorer_hash": "Scorer",
+    "labels": "Label",
+    "harm_category": "Harm category",
+    "dataset": "Dataset",
+    "identifier": "Identifier",
+    "eval_hash": "Eval hash",
+    "timestamp_after": "From",
+    "timestamp_before": "Until",
+    "conversation_id": "Conversation",
+    "related_type": "Related as",
+    "has_attack_result": "Has attack result",
+}
+
+#: Filters whose values are 64-hex hashes, shown shortened.
+_HASH_FILTERS = {"target_hash", "scorer_hash", "identifier", "eval_hash"}
+
+
+def active_filters(params: QueryDict, filterset: django_filters.FilterSet) -> list[dict[str, str]]:
+    """One removable chip per filter value in the URL (known filters only)."""
+    chips = []
+    for key, values in params.lists():
+        if key in _NOT_FILTERS or key not in filterset.filters:
+            continue
+        for value in values:
+            if value == "":
+                continue
+            shown = value[:8] + "…" if key in _HASH_FILTERS and len(value) > 12 else value
+            if key == "has_human_verdict":
+                shown = {"true": "yes", "false": "no"}.get(value.lower(), value)
+            remaining = [v for v in values if v != value]
+            chips.append(
+                {
+                    "label": FILTER_LABELS.get(key, key),
+                    "value": shown,
+                    "full": value,
+                    "remove_url": query_with(params, **{key: remaining, "page": None}),
+                }
+            )
+    return chips
+
+
+def filter_errors(filterset: django_filters.FilterSet) -> list[str]:
+    """The filterset's validation errors as sentences naming the filter."""
+    messages = []
+    for key, errors in filterset.errors.items():
+        for error in errors:
+            messages.append(f"{FILTER_LABELS.get(key, key)} ({key}): {error}")
+    return messages
+
+
+def with_current(options: list[str], current: Iterable[str]) -> list[str]:
+    """``options`` plus any currently selected value missing from them (kept selectable)."""
+    extra = [value for value in current if value and value not in options]
+    return [*options, *extra]
+
+
+def filter_panel(
+    request: HttpRequest,
+    filterset: Any,
+    options: dict[str, list[str]],
+    keyed: Iterable[tuple[str, str]],
+    advanced: Iterable[str],
+) -> dict[str, Any]:
+    """What a list's side panel shows: the options (each keyed list also holding the values in
+    the URL, so a shared link keeps its filter), the chosen values, the date range, and whether
+    the advanced section starts open (any of ``advanced`` is set)."""
+    get = request.GET
+    for key, option_key in keyed:
+        options[option_key] = with_current(options[option_key], get.getlist(key))
+    cleaned = filterset.form.cleaned_data if filterset.form.is_bound else {}
+    return {
+        "options": options,
+        "selected": {key: get.getlist(key) for key in filterset.filters},
+        "one": {key: get.get(key, "") for key in filterset.filters},
+        "time_after": datetime_input_value(cleaned.get("timestamp_after")),
+        "time_before": datetime_input_value(cleaned.get("timestamp_before")),
+        "advanced_open": any(get.get(key) for key in advanced),
+    }
+
+
+def _list_response(
+    request: HttpRequest,
+    template: str,
+    context: dict[str, Any],
+    *,
+    status: int,
+    count: str | None,
+) -> HttpResponse:
+    """The whole page, or its ``results`` partial for htmx (with the URL to push)."""
+    if wants_fragment(request):
+        response = render(request, f"{template}#results", context, status=status)
+        response["HX-Push-Url"] = canonical_url(request)
+    else:
+        response = render(request, template, context, status=status)
+    if count is not None:
+        # Lets the benchmark and tests read the number of matches without parsing HTML.
+        response["X-Result-Count"] = count
+    response["Vary"] = "HX-Request"
+    return response
+
+
+def _run_list(
+    request: HttpRequest,
+    *,
+    filterset_class: type[django_filters.FilterSet],
+    base: QuerySet,
+    sorts: dict[str, Any],
+    default_sort: str,
+    load: Callable[[list[Any]], Iterable[Any]],
+) -> tuple[django_filters.FilterSet, Page | None, str, list[str]]:
+    """Filter, sort and paginate; returns (filterset, page or None if invalid, sort, errors)."""
+    filterset = filterset_class(request.GET, queryset=base, request=request)
+    sort, order = ordering(sorts, request.GET.get("sort", ""), default_sort)
+    if not filterset.is_valid():
+        return filterset, None, sort, filter_errors(filterset)
+    page = paginate(
+        filterset.qs.order_by(*order),
+        page=request.GET.get("page"),
+        load=load,
+        count_all=request.GET.get("count") == "all",
+    )
+    return filterset, page, sort, []
+
+
+def _needs_cleanup(request: HttpRequest) -> bool:
+    """The query string carries empty values (a submitted GET form): redirect to the short URL."""
+    return not wants_fragment(request) and any(
+        value == "" for _, values in request.GET.lists() for value in values
+    )
+
+
+# --- attack list --------------------------------------------------------------------------------
+
+ATTACK_COLUMNS = [
+    Column("Outcome", "col-outcome", (("outcome", "Outcome", False),)),
+    Column("Objective", "col-objective", (("objective", "Objective", False),)),
+    Column("Attack", "col-attack", (("attack", "Attack", False),)),
+    Column("Target", "col-target"),
+    Column("Turns", "num col-turns", (("turns", "Turns", True), ("duration", "Duration", True))),
+    Column("Last score", "col-score", (("score", "Last score", True),)),
+    Column("Time", "col-time", (("time", "Time", True),)),
+]
+
+
+def _attack_filter_panel(request: HttpRequest, filterset: AttackResultFilter) -> dict[str, Any]:
+    """Options and current values of the attack list's side panel."""
+    panel = filter_panel(
+        request,
+        filterset,
+        selectors.attack_filter_options(),
+        keyed=(
+            ("attack_class", "attack_classes"),
+            ("target_class", "target_classes"),
+            ("target_model", "target_models"),
+            ("scorer_class", "scorer_classes"),
+            ("converter_class", "converter_classes"),
+            ("dataset", "datasets"),
+            ("harm_category", "harm_categories"),
+        ),
+        advanced=("outcome", "identifier", "eval_hash", "target_hash", "scorer_hash"),
+    )
+    return {**panel, "outcome_choices": AttackOutcome.choices}
+
+
+@login_required
+@permission_required("memory.view_attackresult", raise_exception=True)
+def attack_list(request: HttpRequest) -> HttpResponse:
+    """Attack results, one row each, filtered by the shared ``AttackResultFilter``.
+
+    Queries: session and user, the filter panel's options (5), the count and the page.
+    """
+    if _needs_cleanup(request):
+        return HttpResponseRedirect(canonical_url(request))
+    filterset, page, sort, errors = _run_list(
+        request,
+        filterset_class=AttackResultFilter,
+        base=AttackResult.objects.all(),
+        sorts=ATTACK_SORTS,
+        default_sort=ATTACK_DEFAULT_SORT,
+        load=lambda pks: selectors.attack_list_queryset().filter(pk__in=pks),
+    )
+    if page is not None:
+        for row in page.rows:
+            row.objective_short = shorten(row.objective, 280)
+            row.objective_title = shorten(row.objective, 400)
+            row.when = When.of(row.timestamp)
+            row.duration_display = format_duration(row.execution_time_ms)
+            row.attack_class_display = camel_wrap(
+                row.attack_identifier.class_name if row.attack_identifier else ""
+            )
+            target = row.conversation.target_identifier
+            row.target_class_display = camel_wrap(target.class_name if target else "")
+            score = row.last_score
+            row.scorer_class_display = camel_wrap(
+                score.scorer_class_identifier.class_name if score else ""
+            )
+    params = request.GET
+    context: dict[str, Any] = {
+        "filterset": filterset,
+        "page": page,
+        "errors": errors,
+        "sort": sort,
+        "columns": sort_columns(params, sort, ATTACK_COLUMNS),
+        "chips": active_filters(params, filterset),
+        "clear_url": reverse("attack-list") + (f"?sort={sort}" if "sort" in params else ""),
+        "attack_list_url": reverse("attack-list"),
+    }
+    if page is not None:
+        context.update(pagination_context(params, page))
+    if not wants_fragment(request):
+        context.update(_attack_filter_panel(request, filterset))
+    return _list_response(
+        request,
+        "review/attack_list.html",
+        context,
+        status=400 if errors else 200,
+        count=page.count_display.replace(",", "") if page else None,
+    )
+
+
+# --- conversation list --------------------------------------------------------------------------
+
+CONVERSATION_COLUMNS = [
+    Column("Conversation", "col-conversation", (("id", "Conversation", False),)),
+    Column("Target", "col-target"),
+    Column("Messages", "num col-messages"),
+    Column("Related to", "col-related"),
+    Column("Started", "col-time", (("started", "Started", True),)),
+]
+
+
+@login_required
+@permission_required("memory.view_conversation", raise_exception=True)
+def conversation_list(request: HttpRequest) -> HttpResponse:
+    """Conversations that are no attack's main conversation (standalone runs, helper chats).
+
+    Queries: session and user, the filter panel's options (3), the count, the page and its
+    summaries (3: message counts, first messages, attack links).
+    """
+    if _needs_cleanup(request):
+        return HttpResponseRedirect(canonical_url(request))
+    filterset, page, sort, errors = _run_list(
+        request,
+        filterset_class=ConversationFilter,
+        base=selectors.conversations_without_attack(),
+        sorts=CONVERSATION_SORTS,
+        default_sort=CONVERSATION_DEFAULT_SORT,
+        load=lambda pks: Conversation.objects.filter(pk__in=pks).select_related(
+            "target_identifier"
+        ),
+    )
+    if page is not None:
+        summaries = selectors.conversation_summaries(conversations=page.rows)
+        for row in page.rows:
+            row.summary = summaries[row.pk]
+            row.when = When.of(row.started_at)
+            target = row.target_identifier
+            row.target_class_display = camel_wrap(target.class_name if target else "")
+    params = request.GET
+    context: dict[str, Any] = {
+        "filterset": filterset,
+        "page": page,
+        "errors": errors,
+        "sort": sort,
+        "columns": sort_columns(params, sort, CONVERSATION_COLUMNS),
+        "chips": active_filters(params, filterset),
+        "clear_url": reverse("conversation-list"),
+        "attack_list_url": reverse("attack-list"),
+    }
+    if page is not None:
+        context.update(pagination_context(params, page))
+    if not wants_fragment(request):
+        panel = filter_panel(
+            request,
+            filterset,
+            selectors.conversation_filter_options(),
+            keyed=(
+                ("target_class", "target_classes"),
+                ("target_model", "target_models"),
+                ("harm_category", "harm_categories"),
+            ),
+            advanced=("identifier", "conversation_id"),
+        )
+        context.update({**panel, "related_choices": ConversationType.choices})
+    return _list_response(
+        request,
+        "review/conversation_list.html",
+        context,
+        status=400 if errors else 200,
+        count=page.count_display.replace(",", "") if page else None,
+    )
+
+
+# --- search -------------------------------------------------------------------------------------
+
+
+@login_required
+@permission_required(["memory.view_attackresult", "memory.view_conversation"], raise_exception=True)
+def search(request: HttpRequest) -> HttpResponse:
+    """Global search: exact ids first (attack result, conversation, piece), then objectives and
+    piece text (bounded substring scans; see ``selectors.memory_search``)."""
+    query = request.GET.get("q", "").strip()
+    results = selectors.memory_search(query=query)
+    context = {
+        "query": query,
+        "results": results,
+        "min_text": selectors.SEARCH_MIN_TEXT,
+        "piece_scan": f"{selectors.SEARCH_PIECE_SCAN:,}",
+        "group_limit": selectors.SEARCH_GROUP_LIMIT,
+    }
+    response = render(request, "review/search.html", context)
+    response["X-Result-Count"] = str(results.total)
+    return response

@@ -1,0 +1,30 @@
+"""URLs of the review pages: home, the lists and search, the attack and conversation pages,
+human verdicts and scores, and preferences.
+
+Pages are addressed by PyRIT's own ids, so an ``attack_result_id`` or ``conversation_id``
+printed by PyRIT opens the right page.
+"""
+
+from django.urls import path
+
+from memory.review import detail, home, lists, preferences, verdicts
+
+urlpatterns = [
+    path("", home.home, name="home"),
+    path("attacks/", lists.attack_list, name="attack-list"),
+    path("conversations/", lists.conversation_list, name="conversation-list"),
+    path("search/", lists.search, name="search"),
+    path("attacks/<uuid:attack_result_id>/", detail.attack_detail, name="attack-detail"),
+    path(
+        "attacks/<uuid:attack_result_id>/verdicts/",
+        verdicts.verdict_record,
+        name="attack-verdict",
+    ),
+    path(
+        "conversations/<str:conversation_id>/",
+        detail.conversation_detail,
+        name="conversation-detail",
+    ),
+    path("pieces/<uuid:piece_id>/human-score/", verdicts.human_score, name="piece-human-score"),
+    path("preferences/", preferences.preferences, name="preferences"),
+]

@@ -1,0 +1,355 @@
+"""Write services for PyRIT memory: every write path goes through these functions.
+
+Each function is keyword-only, validates its whole input before writing, and writes inside
+one transaction. Identifiers are stored content-addressed (one row per hash, children stored
+once); media bytes content-addressed by SHA-256.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from django.db import transaction
+from django.db.models import Max
+
+from memory.models import (
+    AttackResult,
+    HumanOutcome,
+    HumanVerdict,
+    Message,
+    MessagePiece,
+    ScenarioResult,
+    Score,
+)
+from memory.storage.batch import NormalizedBatch, NormalizedMessage, NormalizedPiece
+from memory.storage.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec, ScoreSpec
+from redteam.core import identifiers as ids
+from redteam.core.choices import (
+    ChatMessageRole,
+    ConversationType,
+    Originator,
+    PromptDataType,
+    PromptResponseError,
+    ScoreStatus,
+    ScoreType,
+)
+from redteam.core.errors import InvalidMemory, Problem
+from redteam.core.scoring import score_numeric_value
+
+if TYPE_CHECKING:
+    from django.contrib.auth.base_user import AbstractBaseUser
+
+    from memory.storage.write import IngestReport
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+# --- conversations and messages -------------------------------------------------------------
+
+
+def _validate_piece(index: int, piece: PieceSpec) -> list[Problem]:
+    problems = []
+    where = f"pieces[{index}]"
+    for name in ("original_value_data_type", "converted_value_data_type"):
+        value = getattr(piece, name)
+        if value is not None and value not in PromptDataType.values:
+            problems.append(Problem(f"{where}.{name}", f"unknown data type {value!r}"))
+    if piece.response_error not in PromptResponseError.values:
+        problems.append(
+            Problem(f"{where}.response_error", f"unknown value {piece.response_error!r}")
+        )
+    if piece.originator not in Originator.values:
+        problems.append(Problem(f"{where}.originator", f"unknown value {piece.originator!r}"))
+    if piece.original_value is None:
+        problems.append(Problem(f"{where}.original_value", "is required"))
+    return problems
+
+
+def message_add(
+    *,
+    conversation_id: str,
+    role: str,
+    pieces: Sequence[PieceSpec],
+    sequence: int | None = None,
+) -> Message:
+    """Add one message (turn) to a conversation, as PyRIT's memory does (spec §3).
+
+    ``sequence`` defaults to one past the conversation's highest. Converted values default to
+    the original (and their type to the original's); text SHA-256 values are computed when
+    missing, media ones when the bytes are given. Piece order is kept as ``position``.
+    """
+    problems: list[Problem] = []
+    if not pieces:
+        problems.append(Problem("pieces", "a message needs at least one piece"))
+    if role not in ChatMessageRole.values:
+        problems.append(Problem("role", f"unknown role {role!r}"))
+    for index, piece in enumerate(pieces):
+        problems.extend(_validate_piece(index, piece))
+    if sequence is not None and sequence < 0:
+        problems.append(Problem("sequence", "must be >= 0"))
+    if problems:
+        raise InvalidMemory(problems)
+
+    if sequence is None:
+        highest = Message.objects.filter(conversation__conversation_id=conversation_id).aggregate(
+            m=Max("sequence")
+        )["m"]
+        sequence = 0 if highest is None else highest + 1
+    pieces_in = [
+        NormalizedPiece(
+            conversation_id=conversation_id,
+            sequence=sequence,
+            role=role,
+            spec=spec,
+            path=f"pieces[{index}]",
+        )
+        for index, spec in enumerate(pieces)
+    ]
+    batch = NormalizedBatch(
+        pieces=pieces_in,
+        messages=[
+            NormalizedMessage(
+                conversation_id=conversation_id, sequence=sequence, role=role, pieces=pieces_in
+            )
+        ],
+    )
+    for piece in pieces_in:
+        batch.register("message_piece", piece.path, None, piece.spec)
+    _write(batch)
+    return Message.objects.get(conversation__conversation_id=conversation_id, sequence=sequence)
+
+
+def _write(batch: NormalizedBatch, prefix: str = "") -> IngestReport:
+    """Write ``batch`` through the one ingestion path; its problems raise ``InvalidMemory``."""
+    from memory.storage.write import ingest_batch
+
+    report = ingest_batch(batch=batch)
+    if report.errors:
+        raise InvalidMemory(
+            [Problem(e["path"].removeprefix(prefix), e["message"]) for e in report.errors]
+        )
+    return report
+
+
+# --- scores ---------------------------------------------------------------------------------
+
+
+def score_add(*, spec: ScoreSpec) -> Score:
+    """Store one score after checking its value against its type and status (spec §6.2)."""
+    problems = []
+    if spec.score_type not in ScoreType.values:
+        problems.append(Problem("score_type", f"unknown score type {spec.score_type!r}"))
+    if spec.status not in ScoreStatus.values:
+        problems.append(Problem("status", f"unknown status {spec.status!r}"))
+    elif (spec.status == ScoreStatus.UNDETERMINED) != (spec.score_value is None):
+        problems.append(
+            Problem("score_value", "must be null exactly when the status is 'undetermined'")
+        )
+    try:
+        score_numeric_value(spec.score_type, spec.score_value)
+    except ValueError as exc:
+        problems.append(Problem("score_value", str(exc)))
+    if problems:
+        raise InvalidMemory(problems)
+    batch = NormalizedBatch(scores=[spec])
+    batch.register("score", "score", None, spec)
+    _write(batch, "score.")
+    return Score.objects.get(pk=spec.id)
+
+
+# --- attack results -------------------------------------------------------------------------
+
+
+def attack_result_save(*, spec: AttackResultSpec) -> tuple[AttackResult, bool]:
+    """Create or update (by ``id``) an attack result; returns it and whether it was created.
+
+    A later outcome replaces an earlier one. Related conversations are added (never removed:
+    PyRIT's references only accumulate). ``last_response_id`` and ``last_score_id`` must name
+    a stored piece / score.
+    """
+    problems = []
+    if not spec.objective and spec.objective != "":
+        problems.append(Problem("objective", "is required"))
+    for index, ref in enumerate(spec.related_conversations):
+        if ref.conversation_type not in ConversationType.values:
+            problems.append(
+                Problem(
+                    f"related_conversations[{index}].conversation_type",
+                    f"unknown type {ref.conversation_type!r}",
+                )
+            )
+    if problems:
+        raise InvalidMemory(problems)
+    batch = NormalizedBatch(attack_results=[spec])
+    batch.register("attack_result", "attack_result", None, spec)
+    report = _write(batch, "attack_result.")
+    created = report.counts["attack_results"]["created"] == 1
+    return AttackResult.objects.get(pk=spec.id), created
+
+
+# --- scenario results -----------------------------------------------------------------------
+
+
+def scenario_result_save(
+    *,
+    id: uuid.UUID,
+    scenario_name: str,
+    scenario_identifier: ids.ComponentIdentifier,
+    objective_target_identifier: ids.ComponentIdentifier | None = None,
+    objective_scorer_identifier: ids.ComponentIdentifier | None = None,
+    creation_time: datetime | None = None,
+    **fields: Any,
+) -> ScenarioResult:
+    """Create or update (by ``id``) a scenario result; other fields as on the model."""
+    spec = ScenarioResultSpec(
+        id=id,
+        scenario_name=scenario_name,
+        scenario_identifier=scenario_identifier,
+        objective_target_identifier=objective_target_identifier,
+        objective_scorer_identifier=objective_scorer_identifier,
+        creation_time=creation_time or _now(),
+        **fields,
+    )
+    batch = NormalizedBatch(scenario_results=[spec])
+    batch.register("scenario_result", "scenario_result", None, spec)
+    _write(batch, "scenario_result.")
+    return ScenarioResult.objects.get(pk=id)
+
+
+# --- human review ---------------------------------------------------------------------------
+
+#: ``class_module`` of the scorer identity of human scores recorded in Redline.
+HUMAN_SCORER_MODULE = "redline.review"
+#: Longest verdict reason / score rationale accepted (a paragraph or two, not a document).
+HUMAN_TEXT_MAX = 10_000
+
+
+def human_scorer_identifier(*, score_type: str, reviewer_name: str) -> ids.ComponentIdentifier:
+    """The scorer identity of a reviewer's human scores of one type (``HumanScorer``).
+
+    Built with PyRIT's identifier rules, so it hashes, filters (``scorer_hash``) and groups
+    (``eval_hash``) like any automated scorer: one identity per reviewer and score type.
+    """
+    identifier = ids.ComponentIdentifier(
+        class_name="HumanScorer",
+        class_module=HUMAN_SCORER_MODULE,
+        params={"scorer_type": score_type, "reviewer": reviewer_name},
+        pyrit_version="",
+    )
+    return identifier.with_eval_hash(ids.ScorerEvaluationIdentifier(identifier).eval_hash)
+
+
+def _human_text(value: str, path: str, problems: list[Problem]) -> str:
+    text = (value or "").strip()
+    if not text:
+        problems.append(Problem(path, "is required"))
+    elif len(text) > HUMAN_TEXT_MAX:
+        problems.append(Problem(path, f"must be at most {HUMAN_TEXT_MAX} characters"))
+    return text
+
+
+def human_verdict_record(
+    *, attack_result: AttackResult, outcome: str, reason: str, reviewer: AbstractBaseUser
+) -> HumanVerdict:
+    """Record a reviewer's verdict on an attack and mirror it onto the attack result.
+
+    The automated ``outcome`` is never touched: verdicts are an append-only history, and the
+    newest one is copied to ``human_outcome`` / ``human_verdict_at`` in the same transaction
+    (the attack row is locked first, so two reviewers saving at once cannot leave the mirror
+    pointing at the older verdict).
+    """
+    problems: list[Problem] = []
+    if outcome not in HumanOutcome.values:
+        problems.append(
+            Problem("outcome", f"must be one of {', '.join(HumanOutcome.values)}, not {outcome!r}")
+        )
+    reason = _human_text(reason, "reason", problems)
+    if problems:
+        raise InvalidMemory(problems)
+    with transaction.atomic():
+        locked = AttackResult.objects.select_for_update().get(pk=attack_result.pk)
+        verdict = HumanVerdict.objects.create(
+            attack_result=locked,
+            outcome=outcome,
+            reason=reason,
+            reviewer=reviewer,
+            reviewer_name=reviewer.get_username(),
+            created_at=_now(),
+        )
+        newest = locked.human_verdicts.order_by("-created_at", "-pk").first()
+        AttackResult.objects.filter(pk=locked.pk).update(
+            human_outcome=newest.outcome, human_verdict_at=newest.created_at
+        )
+    attack_result.human_outcome = newest.outcome
+    attack_result.human_verdict_at = newest.created_at
+    return verdict
+
+
+def _human_score_value(score_type: str, value: str | bool | float, problems: list[Problem]) -> str:
+    """The stored string of a human score value, PyRIT style (``"true"``, ``"0.75"``)."""
+    if score_type == ScoreType.TRUE_FALSE:
+        text = str(value).strip().lower()
+        if text not in {"true", "false"}:
+            problems.append(Problem("value", "must be true or false"))
+        return text
+    if score_type == ScoreType.FLOAT_SCALE:
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            problems.append(Problem("value", "must be a number between 0 and 1"))
+            return ""
+        if not 0.0 <= number <= 1.0:  # NaN fails both comparisons
+            problems.append(Problem("value", "must lie between 0 and 1"))
+        return repr(number)
+    problems.append(Problem("score_type", "must be true_false or float_scale"))
+    return ""
+
+
+def human_score_add(
+    *,
+    piece: MessagePiece,
+    score_type: str,
+    value: str | bool | float,
+    rationale: str,
+    reviewer: AbstractBaseUser,
+    categories: Sequence[str] = (),
+    objective: str | None = None,
+) -> Score:
+    """Add a reviewer's score of ``piece`` as a ``Score`` row beside the automated ones.
+
+    The score goes through the same ingestion path as PyRIT's scores, with a ``HumanScorer``
+    identity (:func:`human_scorer_identifier`) and ``reviewer`` set. It points at the piece's
+    ``original_prompt_id``, the key PyRIT joins scores on, so it shows on every copy of a
+    duplicated piece (spec §6.4).
+    """
+    problems: list[Problem] = []
+    stored = _human_score_value(score_type, value, problems)
+    rationale = _human_text(rationale, "rationale", problems)
+    clean_categories = [c.strip() for c in categories if c.strip()]
+    if any(len(c) > 255 for c in clean_categories):
+        problems.append(Problem("categories", "each category must be at most 255 characters"))
+    if problems:
+        raise InvalidMemory(problems)
+    spec = ScoreSpec(
+        score_type=score_type,
+        score_value=stored,
+        scorer_class_identifier=human_scorer_identifier(
+            score_type=score_type, reviewer_name=reviewer.get_username()
+        ),
+        message_piece_id=piece.original_prompt_id,
+        score_rationale=rationale,
+        score_value_description="Human review in Redline",
+        score_category=clean_categories or None,
+        objective=objective,
+        timestamp=_now(),
+    )
+    with transaction.atomic():
+        score = score_add(spec=spec)
+        Score.objects.filter(pk=score.pk).update(reviewer=reviewer)
+    score.reviewer = reviewer
+    return score

@@ -1,0 +1,1227 @@
+"""Write a normalised batch: check it against the database, then bulk-write it atomically.
+
+The one write path for memory objects: the API, the importers and the demo data all end up in
+:func:`ingest_batch`. It reads what the batch touches in a fixed number of queries, decides per
+item whether it is new, unchanged, updated or in conflict, and writes only the differences with
+bulk statements, so the number of queries does not grow with the batch.
+
+Rules (issue 3, spec §3, §6, §7): pieces and scores are immutable (the same id with other
+content is a conflict); attack results, conversations, scenario results and seeds are
+upserted (the later version replaces the stored one); references must resolve within the
+batch or the database (an attack's last response / last score / owning scenario).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+import uuid
+from collections import Counter, defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.db import transaction
+from django.db.models import Max
+
+from memory.models import (
+    AttackResult,
+    ComponentIdentifier,
+    Conversation,
+    HarmCategory,
+    Label,
+    Message,
+    MessagePiece,
+    PieceConverter,
+    RelatedConversation,
+    ScenarioResult,
+    ScorableContent,
+    Score,
+)
+from memory.models.media import media_key, media_store
+from memory.models.media_links import MediaIndex
+from memory.storage.batch import NormalizedBatch, NormalizedMessage
+from memory.storage.identifiers import identifiers_store
+from memory.storage.seeds_write import SeedPlan
+from memory.storage.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec, ScoreSpec
+from redteam.core import identifiers as ids
+from redteam.core.bulk import existing_values, insert_ignore, insert_rows, update_rows
+from redteam.core.choices import is_media_value
+from redteam.core.collector import fewer_collections
+from redteam.core.errors import Problem
+from redteam.core.hashing import sha256_text
+from redteam.core.scoring import score_numeric_value
+
+__all__ = ["KINDS", "IngestReport", "ingest_batch"]
+
+KINDS = (
+    "conversations",
+    "message_pieces",
+    "scores",
+    "attack_results",
+    "scenario_results",
+    "seeds",
+    "seed_groups",
+    "scorable_contents",
+)
+_KIND_OF_ITEM = {
+    "conversation": "conversations",
+    "message_piece": "message_pieces",
+    "score": "scores",
+    "attack_result": "attack_results",
+    "scenario_result": "scenario_results",
+    "seed": "seeds",
+    "seed_group": "seed_groups",
+    "scorable_content": "scorable_contents",
+}
+CREATED, UPDATED, UNCHANGED, ERROR = "created", "updated", "unchanged", "error"
+
+
+@dataclass
+class IngestReport:
+    """What an ingestion did: counts per kind, every error, and (partial ingestions, whose
+    response lists them) each item's fate."""
+
+    counts: dict[str, dict[str, int]]
+    errors: list[dict[str, Any]]
+    items: list[dict[str, Any]]
+    seconds: float
+    written: bool
+    partial: bool = False
+
+    @property
+    def ok(self) -> bool:
+        """True when nothing was refused."""
+        return not self.errors
+
+    def as_dict(self, *, with_items: bool = False) -> dict[str, Any]:
+        """The JSON body of an API response."""
+        body: dict[str, Any] = {
+            "written": self.written,
+            "counts": self.counts,
+            "errors": self.errors,
+            "seconds": round(self.seconds, 4),
+        }
+        if with_items:
+            body["items"] = self.items
+        return body
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def ingest_batch(
+    *,
+    batch: NormalizedBatch,
+    problems: Iterable[Problem] = (),
+    partial: bool = False,
+    started: float | None = None,
+    list_items: bool = False,
+    actor: AbstractBaseUser | None = None,
+) -> IngestReport:
+    """Ingest a normalised batch in one transaction.
+
+    Atomic by default: if any item has a problem nothing is written and every problem is
+    reported. With ``partial`` the items with problems (and items that depended on them) are
+    left out and the rest is written. ``list_items`` fills the report's per-item list (a
+    partial API call's response shows it). ``actor`` is the user the history of curated rows
+    (seeds, groups, datasets) names.
+    """
+    started = time.perf_counter() if started is None else started
+    problems = list(problems)
+    with fewer_collections(), transaction.atomic():
+        _serialise_writers()
+        work = batch
+        while True:
+            if partial:
+                work = _without(work, _failed_paths(batch, problems))
+            plan = _Plan(work, actor=actor)
+            plan.check()
+            problems.extend(plan.problems)
+            if not plan.problems or not partial:
+                break
+        written = partial or not problems
+        if written:
+            plan.write()
+    return _report(
+        batch, problems, plan if written else None, started, written, partial, list_items
+    )
+
+
+# One ingestion writes at a time. SQLite's IMMEDIATE transactions already take the database's
+# write lock at BEGIN; on PostgreSQL a transaction-scoped advisory lock does the same, so the
+# checks read what earlier writers committed (e.g. the pieces already in a message, whose
+# positions a new piece continues) and merged fields are never overwritten by a concurrent
+# writer. Readers are not blocked.
+_INGEST_LOCK_KEY = 0x5265646C696E65  # "Redline"
+
+
+def _serialise_writers() -> None:
+    connection = transaction.get_connection()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_INGEST_LOCK_KEY])
+
+
+# --- reporting --------------------------------------------------------------------------------
+
+
+def _failed_paths(batch: NormalizedBatch, problems: list[Problem]) -> set[str]:
+    failed = set()
+    for problem in problems:
+        item = batch.item_at(problem.path)
+        if item is not None:
+            failed.add(item.path)
+    return failed
+
+
+def _report(
+    batch: NormalizedBatch,
+    problems: list[Problem],
+    plan: _Plan | None,
+    started: float,
+    written: bool,
+    partial: bool,
+    list_items: bool,
+) -> IngestReport:
+    counts = {kind: {CREATED: 0, UPDATED: 0, UNCHANGED: 0, ERROR: 0} for kind in KINDS}
+    errors = []
+    by_item: dict[str, list[str]] = defaultdict(list)
+    for problem in problems:
+        item = batch.item_at(problem.path)
+        errors.append(
+            {"path": problem.path, "id": item.id if item else None, "message": problem.message}
+        )
+        if item is not None:
+            by_item[item.path].append(problem.message)
+    items = []
+    for path, item in batch.items.items():
+        kind = _KIND_OF_ITEM[item.kind]
+        if path in by_item:
+            status = ERROR
+        elif plan is not None:
+            status = plan.status.get(path, UNCHANGED)
+        else:
+            status = "not written"
+        if status in counts[kind]:
+            counts[kind][status] += 1
+        if not list_items:
+            # Only a partial ingestion's response lists items: an entry for each of a batch's
+            # ~2,000 items cost ~3 % of an atomic ingestion's CPU, for nothing.
+            continue
+        entry: dict[str, Any] = {"path": path, "type": kind, "id": item.id, "status": status}
+        if path in by_item:
+            entry["errors"] = by_item[path]
+        items.append(entry)
+    if plan is not None:
+        # conversations created implicitly (by a piece or an attack) have no item of their own
+        counts["conversations"][CREATED] += plan.implicit_conversations
+    return IngestReport(
+        counts=counts,
+        errors=errors,
+        items=items,
+        seconds=time.perf_counter() - started,
+        written=written and plan is not None,
+        partial=partial,
+    )
+
+
+def _without(batch: NormalizedBatch, failed: set[str]) -> NormalizedBatch:
+    """A copy of ``batch`` without the items at ``failed`` paths (messages regrouped)."""
+    if not failed:
+        return batch
+    keep = lambda spec: batch.path_of(spec) not in failed  # noqa: E731
+    pieces = [p for p in batch.pieces if p.path not in failed]
+    kept_ids = {id(p) for p in pieces}
+    messages = []
+    for message in batch.messages:
+        kept = [p for p in message.pieces if id(p) in kept_ids]
+        if kept:
+            messages.append(
+                NormalizedMessage(
+                    conversation_id=message.conversation_id,
+                    sequence=message.sequence,
+                    role=kept[0].role,
+                    pieces=kept,
+                )
+            )
+    groups = [g for g in batch.seed_groups if g.path not in failed]
+    group_seed_ids = {s.id for g in batch.seed_groups if g.path in failed for s in g.seeds}
+    return NormalizedBatch(
+        pieces=pieces,
+        messages=messages,
+        conversations=[c for c in batch.conversations if keep(c)],
+        scores=[s for s in batch.scores if keep(s)],
+        attack_results=[a for a in batch.attack_results if keep(a)],
+        seeds=[s for s in batch.seeds if keep(s) and s.id not in group_seed_ids],
+        seed_groups=groups,
+        scenario_results=[s for s in batch.scenario_results if keep(s)],
+        scorable_contents=[c for c in batch.scorable_contents if keep(c)],
+        items=batch.items,
+        meta=batch.meta,
+        _paths=batch._paths,
+    )
+
+
+# --- the plan ---------------------------------------------------------------------------------
+
+
+def _converted(spec: PieceSpec) -> tuple[str, str]:
+    """PyRIT 0.12: only a missing converted value falls back to the original (and its type)."""
+    value = spec.original_value if spec.converted_value is None else spec.converted_value
+    return value, spec.converted_value_data_type or spec.original_value_data_type
+
+
+def _sha(value: str, data_type: str, given: str | None, media: bytes | None) -> str | None:
+    if given is not None:
+        return given
+    if is_media_value(data_type, value):
+        return None if media is None else hashlib.sha256(media).hexdigest()
+    return sha256_text(value)
+
+
+def _same_time(stored: datetime, given: datetime | None) -> bool:
+    return given is None or stored == given
+
+
+@dataclass
+class _PieceRow:
+    spec: PieceSpec
+    path: str
+    conversation_id: str
+    sequence: int
+    role: str
+
+
+@dataclass
+class _Plan:
+    """Reads and decisions for one batch; ``write`` then performs them."""
+
+    batch: NormalizedBatch
+    actor: AbstractBaseUser | None = None
+    problems: list[Problem] = field(default_factory=list)
+    status: dict[str, str] = field(default_factory=dict)
+    implicit_conversations: int = 0
+
+    # --- checks (database reads only) ---------------------------------------------------------
+
+    def check(self) -> None:
+        batch = self.batch
+        self.conversation_ids = self._conversation_ids()
+        stored = existing_values(Conversation, "conversation_id", self.conversation_ids)
+        self.existing_conversations = (
+            {c.conversation_id: c for c in Conversation.objects.filter(conversation_id__in=stored)}
+            if stored
+            else {}
+        )
+        self._check_pieces()
+        self._check_scorable_contents()
+        self._check_scores()
+        self._check_scenarios()
+        self._check_attacks()
+        self.seeds = SeedPlan(
+            seeds=batch.seeds, groups=batch.seed_groups, path_of=batch.path_of, actor=self.actor
+        )
+        self.seeds.check()
+        self.problems.extend(self.seeds.problems)
+        self.status.update(self.seeds.status)
+
+    def _conversation_ids(self) -> set[str]:
+        batch = self.batch
+        found = {m.conversation_id for m in batch.messages}
+        found.update(c.conversation_id for c in batch.conversations)
+        for attack in batch.attack_results:
+            found.add(attack.conversation_id)
+            found.update(ref.conversation_id for ref in attack.related_conversations)
+        return found
+
+    def _check_pieces(self) -> None:
+        batch = self.batch
+        self.messages_existing: dict[tuple[str, int], tuple[int, str]] = {}
+        touched = {m.conversation_id for m in batch.messages} & set(self.existing_conversations)
+        if touched:
+            rows = Message.objects.filter(conversation__conversation_id__in=touched).values_list(
+                "id", "conversation__conversation_id", "sequence", "role"
+            )
+            for pk, conversation_id, sequence, role in rows:
+                self.messages_existing[(conversation_id, sequence)] = (pk, role)
+        for message in batch.messages:
+            existing = self.messages_existing.get((message.conversation_id, message.sequence))
+            if existing is not None and existing[1] != message.role:
+                for piece in message.pieces:
+                    self.problems.append(
+                        Problem(
+                            f"{piece.path}.role",
+                            f"role {message.role!r} differs from the stored message's role "
+                            f"{existing[1]!r} (conversation {message.conversation_id!r}, "
+                            f"sequence {message.sequence}); a message has one role",
+                        )
+                    )
+        piece_ids = [p.spec.id for p in batch.pieces]
+        self.pieces_existing: set[uuid.UUID] = set()
+        if not piece_ids:
+            return
+        fields = (
+            "id",
+            "message__conversation__conversation_id",
+            "message__sequence",
+            "message__role",
+            "original_value",
+            "original_value_data_type",
+            "converted_value",
+            "converted_value_data_type",
+            "response_error",
+            "original_prompt_id",
+            "timestamp",
+            "original_value_sha256",
+        )
+        stored_ids = existing_values(MessagePiece, "id", piece_ids)
+        stored = (
+            {
+                row[0]: row
+                for row in MessagePiece.objects.filter(id__in=stored_ids).values_list(*fields)
+            }
+            if stored_ids
+            else {}
+        )
+        for piece in batch.pieces:
+            row = stored.get(piece.spec.id)
+            if row is None:
+                continue
+            self.pieces_existing.add(piece.spec.id)
+            spec = piece.spec
+            converted, converted_type = _converted(spec)
+            differences = [
+                name
+                for name, ours, theirs in (
+                    ("conversation_id", piece.conversation_id, row[1]),
+                    ("sequence", piece.sequence, row[2]),
+                    ("role", piece.role, row[3]),
+                    ("original_value", spec.original_value, row[4]),
+                    ("original_value_data_type", spec.original_value_data_type, row[5]),
+                    ("converted_value", converted, row[6]),
+                    ("converted_value_data_type", converted_type, row[7]),
+                    ("response_error", spec.response_error, row[8]),
+                    ("original_prompt_id", spec.original_prompt_id or row[9], row[9]),
+                    ("timestamp", spec.timestamp or row[10], row[10]),
+                    ("original_value_sha256", spec.original_value_sha256 or row[11], row[11]),
+                )
+                if ours != theirs
+            ]
+            if differences:
+                self.problems.append(
+                    Problem(
+                        piece.path,
+                        f"conflict: piece {spec.id} is stored with a different "
+                        f"{', '.join(differences)}; pieces are immutable",
+                    )
+                )
+            else:
+                self.status[piece.path] = UNCHANGED
+
+    def _check_scorable_contents(self) -> None:
+        """Loose content is immutable like pieces: a stored id is left as it is."""
+        contents = self.batch.scorable_contents
+        wanted = {c.id for c in contents}
+        for score in self.batch.scores:
+            content_id = _content_id(score.scorable)
+            if content_id is not None:
+                wanted.add(content_id)
+        self.contents_stored: set[uuid.UUID] = existing_values(ScorableContent, "id", wanted)
+        for content in contents:
+            if content.id in self.contents_stored:
+                self.status[self.batch.path_of(content)] = UNCHANGED
+
+    def _check_scores(self) -> None:
+        scores = self.batch.scores
+        self.scores_existing: set[uuid.UUID] = set()
+        if not scores:
+            return
+        fields = (
+            "id",
+            "score_value",
+            "score_type",
+            "message_piece_id",
+            "status",
+            "score_value_description",
+            "score_rationale",
+            "score_category",
+            "objective",
+            "scorer_class_identifier__hash",
+            "timestamp",
+        )
+        stored_ids = existing_values(Score, "id", [s.id for s in scores])
+        stored = (
+            {row[0]: row for row in Score.objects.filter(id__in=stored_ids).values_list(*fields)}
+            if stored_ids
+            else {}
+        )
+        for spec in scores:
+            row = stored.get(spec.id)
+            if row is None:
+                continue
+            self.scores_existing.add(spec.id)
+            differences = [
+                name
+                for name, ours, theirs in (
+                    ("score_value", spec.score_value, row[1]),
+                    ("score_type", spec.score_type, row[2]),
+                    ("message_piece_id", spec.message_piece_id, row[3]),
+                    ("status", spec.status, row[4]),
+                    ("score_value_description", spec.score_value_description, row[5]),
+                    ("score_rationale", spec.score_rationale, row[6]),
+                    ("score_category", spec.score_category, row[7]),
+                    ("objective", spec.objective, row[8]),
+                    ("scorer_class_identifier", spec.scorer_class_identifier.hash, row[9]),
+                    ("timestamp", spec.timestamp or row[10], row[10]),
+                )
+                if ours != theirs
+            ]
+            path = self.batch.path_of(spec)
+            if differences:
+                self.problems.append(
+                    Problem(
+                        path,
+                        f"conflict: score {spec.id} is stored with a different "
+                        f"{', '.join(differences)}; scores are immutable",
+                    )
+                )
+            else:
+                self.status[path] = UNCHANGED
+
+    def _check_scenarios(self) -> None:
+        specs = self.batch.scenario_results
+        self.scenarios_existing = (
+            {s.id: s for s in ScenarioResult.objects.filter(id__in=[s.id for s in specs])}
+            if specs
+            else {}
+        )
+
+    def _check_attacks(self) -> None:
+        batch = self.batch
+        attacks = batch.attack_results
+        self.attacks_existing: dict[uuid.UUID, AttackResult] = {}
+        self.related_existing: set[tuple[uuid.UUID, str]] = set()
+        if not attacks:
+            return
+        batch_pieces = {p.spec.id for p in batch.pieces}
+        batch_scores = {s.id for s in batch.scores}
+        batch_scenarios = {s.id for s in batch.scenario_results}
+        wanted_pieces = {a.last_response_id for a in attacks} - batch_pieces - {None}
+        wanted_scores = {a.last_score_id for a in attacks} - batch_scores - {None}
+        wanted_scenarios = {a.attribution_parent_id for a in attacks} - batch_scenarios - {None}
+        known_pieces = existing_values(MessagePiece, "id", wanted_pieces)
+        known_scores = existing_values(Score, "id", wanted_scores)
+        known_scenarios = existing_values(ScenarioResult, "id", wanted_scenarios)
+        known_pieces |= batch_pieces
+        known_scores |= batch_scores
+        known_scenarios |= batch_scenarios
+        for spec in attacks:
+            path = batch.path_of(spec)
+            for key, value, known in (
+                ("last_response", spec.last_response_id, known_pieces),
+                ("last_score", spec.last_score_id, known_scores),
+                ("attribution_parent_id", spec.attribution_parent_id, known_scenarios),
+            ):
+                if value is not None and value not in known:
+                    what = {"last_response": "piece", "last_score": "score"}.get(
+                        key, "scenario result"
+                    )
+                    self.problems.append(
+                        Problem(
+                            f"{path}.{key}",
+                            f"refers to {what} {value}, which is neither in this batch nor stored",
+                        )
+                    )
+        stored_attacks = existing_values(AttackResult, "id", [a.id for a in attacks])
+        self.attacks_existing = (
+            {
+                a.id: a
+                for a in AttackResult.objects.filter(id__in=stored_attacks).select_related(
+                    "conversation", "attack_identifier", "atomic_attack_identifier"
+                )
+            }
+            if stored_attacks
+            else {}
+        )
+        if self.attacks_existing:
+            self.related_existing = set(
+                RelatedConversation.objects.filter(
+                    attack_result_id__in=self.attacks_existing
+                ).values_list("attack_result_id", "conversation__conversation_id")
+            )
+
+    # --- writes -------------------------------------------------------------------------------
+
+    def write(self) -> None:
+        self.rows = identifiers_store(identifiers=self._identifiers())
+        self._collect_tags()
+        self._write_scenarios()
+        self._write_conversations()
+        self._write_pieces()
+        self._write_scorable_contents()
+        self._write_scores()
+        self._write_attacks()
+        self._write_tags()
+        self.seeds.write()
+        # the seed plan decides created / updated / unchanged only while writing
+        self.status.update(self.seeds.status)
+
+    def _collect_tags(self) -> None:
+        """Per conversation: the labels, harm categories and earliest time the batch adds.
+
+        New conversations are created with them; stored ones are merged in ``_write_tags``.
+        """
+        self.piece_times: dict[uuid.UUID, datetime] = {}
+        self.started: dict[str, datetime] = {}
+        self.conversation_tags: dict[str, tuple[dict[str, Any], list[str]]] = {}
+
+        def tag(cid: str, labels: dict[str, Any], harms: list[str]) -> None:
+            merged_labels, merged_harms = self.conversation_tags.setdefault(cid, ({}, []))
+            merged_labels.update(labels)
+            merged_harms.extend(h for h in harms if h not in merged_harms)
+
+        now = _now()
+        for piece in self.batch.pieces:
+            spec = piece.spec
+            if spec.id in self.pieces_existing:
+                continue
+            timestamp = self.piece_times[spec.id] = spec.timestamp or now
+            cid = piece.conversation_id
+            if cid not in self.started or timestamp < self.started[cid]:
+                self.started[cid] = timestamp
+            tag(cid, spec.labels, spec.targeted_harm_categories)
+        for spec in self.batch.attack_results:
+            # §9.2: the attack's labels also tag its conversations
+            related = [r.conversation_id for r in spec.related_conversations]
+            for cid in [spec.conversation_id, *related]:
+                tag(cid, spec.labels, spec.targeted_harm_categories)
+
+    def _identifiers(self) -> Iterable[ids.ComponentIdentifier | None]:
+        batch = self.batch
+        for piece in batch.pieces:
+            if piece.spec.id in self.pieces_existing:
+                continue
+            spec = piece.spec
+            yield spec.prompt_target_identifier
+            yield spec.attack_identifier
+            yield spec.scorer_identifier
+            yield from spec.converter_identifiers
+        for score in batch.scores:
+            if score.id not in self.scores_existing:
+                yield score.scorer_class_identifier
+        for attack in batch.attack_results:
+            yield _strategy(attack)
+            yield attack.atomic_attack_identifier
+        for conversation in batch.conversations:
+            yield conversation.target_identifier
+        for scenario in batch.scenario_results:
+            yield scenario.scenario_identifier
+            yield scenario.objective_target_identifier
+            yield scenario.objective_scorer_identifier
+
+    def _pk(self, identifier: ids.ComponentIdentifier | None) -> int | None:
+        return None if identifier is None else self.rows[identifier.hash].pk
+
+    def _row(self, identifier: ids.ComponentIdentifier | None) -> ComponentIdentifier | None:
+        return None if identifier is None else self.rows[identifier.hash]
+
+    def _write_scenarios(self) -> None:
+        creates, updates = [], []
+        fields = [
+            "scenario_name",
+            "scenario_description",
+            "scenario_version",
+            "scenario_identifier",
+            "objective_target_identifier",
+            "objective_scorer_identifier",
+            "scenario_run_state",
+            "labels",
+            "number_tries",
+            "creation_time",
+            "completion_time",
+            "display_group_map",
+            "error_message",
+            "error_type",
+            "error_attack_result_ids",
+            "metadata",
+            "pyrit_version",
+            "extra",
+        ]
+        for spec in self.batch.scenario_results:
+            path = self.batch.path_of(spec)
+            existing = self.scenarios_existing.get(spec.id)
+            values = self._scenario_values(spec, existing)
+            if existing is None:
+                creates.append(ScenarioResult(id=spec.id, **values))
+                self.status[path] = CREATED
+            elif _changed(existing, values):
+                for name, value in values.items():
+                    setattr(existing, name, value)
+                existing.updated_at = _now()
+                updates.append(existing)
+                self.status[path] = UPDATED
+            else:
+                self.status[path] = UNCHANGED
+        insert_ignore(creates)
+        update_rows(ScenarioResult, [*fields, "updated_at"], updates)
+
+    def _scenario_values(
+        self, spec: ScenarioResultSpec, existing: ScenarioResult | None
+    ) -> dict[str, Any]:
+        return {
+            "scenario_name": spec.scenario_name,
+            "scenario_description": spec.scenario_description,
+            "scenario_version": spec.scenario_version,
+            "scenario_identifier": self._row(spec.scenario_identifier),
+            "objective_target_identifier": self._row(spec.objective_target_identifier),
+            "objective_scorer_identifier": self._row(spec.objective_scorer_identifier),
+            "scenario_run_state": spec.scenario_run_state,
+            "labels": spec.labels,
+            "number_tries": spec.number_tries,
+            "creation_time": spec.creation_time or (existing.creation_time if existing else _now()),
+            "completion_time": spec.completion_time,
+            "display_group_map": spec.display_group_map,
+            "error_message": spec.error_message,
+            "error_type": spec.error_type,
+            "error_attack_result_ids": spec.error_attack_result_ids,
+            "metadata": spec.metadata,
+            "pyrit_version": spec.pyrit_version,
+            "extra": spec.extra,
+        }
+
+    def _write_conversations(self) -> None:
+        batch = self.batch
+        entities = {c.conversation_id: c for c in batch.conversations}
+        # 0.x has no conversation entity: its pieces' target stands in for the conversation's
+        piece_targets: dict[str, ids.ComponentIdentifier] = {}
+        for piece in batch.pieces:
+            target = piece.spec.prompt_target_identifier
+            if target is not None and piece.spec.id not in self.pieces_existing:
+                piece_targets.setdefault(piece.conversation_id, target)
+        new = [cid for cid in self.conversation_ids if cid not in self.existing_conversations]
+        new_pieces = Counter(
+            p.conversation_id for p in batch.pieces if p.spec.id not in self.pieces_existing
+        )
+        meta_version = batch.meta.get("pyrit_version")
+        meta_version = meta_version if isinstance(meta_version, str) else ""
+        creates = []
+        for cid in sorted(new):
+            entity = entities.get(cid)
+            target = entity.target_identifier if entity else None
+            labels, harms = self.conversation_tags.get(cid, ({}, []))
+            creates.append(
+                Conversation(
+                    conversation_id=cid,
+                    labels=labels,
+                    targeted_harm_categories=harms,
+                    started_at=self.started.get(cid),
+                    target_identifier=self._row(target or piece_targets.get(cid)),
+                    retries=entity.retries if entity else [],
+                    extra=entity.extra if entity else {},
+                    pyrit_version=(entity.pyrit_version if entity else "") or meta_version,
+                    piece_count=new_pieces[cid],
+                )
+            )
+        # Another writer may create the same conversation concurrently: theirs is kept.
+        insert_ignore(creates)
+        if creates:
+            self.existing_conversations.update(
+                {c.conversation_id: c for c in Conversation.objects.filter(conversation_id__in=new)}
+            )
+        created = self.created_conversations = set(new)
+        self.implicit_conversations = len(created - set(entities))
+        self.dirty_conversations: dict[str, set[str]] = defaultdict(set)
+        for cid, target in piece_targets.items():
+            row = self.existing_conversations[cid]
+            if cid not in created and row.target_identifier_id is None:
+                row.target_identifier = self._row(target)
+                self.dirty_conversations[cid].add("target_identifier")
+        for entity in batch.conversations:
+            path = batch.path_of(entity)
+            if entity.conversation_id in created:
+                self.status[path] = CREATED
+                continue
+            row = self.existing_conversations[entity.conversation_id]
+            target = self._row(entity.target_identifier)
+            if target is not None and row.target_identifier_id != target.pk:
+                row.target_identifier = target
+                self.dirty_conversations[row.conversation_id].add("target_identifier")
+            if entity.retries and row.retries != entity.retries:
+                row.retries = entity.retries
+                self.dirty_conversations[row.conversation_id].add("retries")
+            if entity.extra and row.extra != {**row.extra, **entity.extra}:
+                row.extra = {**row.extra, **entity.extra}
+                self.dirty_conversations[row.conversation_id].add("extra")
+            self.status[path] = (
+                UPDATED if row.conversation_id in self.dirty_conversations else UNCHANGED
+            )
+        # Counted after the statuses: new messages alone do not make the entity "updated".
+        for cid, count in new_pieces.items():
+            if cid not in created:
+                self.existing_conversations[cid].piece_count += count
+                self.dirty_conversations[cid].add("piece_count")
+
+    def _write_pieces(self) -> None:
+        batch = self.batch
+        new_messages = [
+            m
+            for m in batch.messages
+            if (m.conversation_id, m.sequence) not in self.messages_existing
+        ]
+        new_keys = {(m.conversation_id, m.sequence) for m in new_messages}
+        insert_rows(
+            Message,
+            [
+                {
+                    "conversation_id": self.existing_conversations[m.conversation_id].pk,
+                    "sequence": m.sequence,
+                    "role": m.role,
+                }
+                for m in new_messages
+            ],
+        )
+        if new_messages:
+            conversation_pks = {
+                self.existing_conversations[m.conversation_id].pk: m.conversation_id
+                for m in new_messages
+            }
+            for pk, conversation_pk, sequence, role in Message.objects.filter(
+                conversation_id__in=conversation_pks
+            ).values_list("id", "conversation_id", "sequence", "role"):
+                key = (conversation_pks[conversation_pk], sequence)
+                self.messages_existing.setdefault(key, (pk, role))
+
+        # new pieces joining a message that already had pieces continue its positions
+        reused = {
+            self.messages_existing[(m.conversation_id, m.sequence)][0]
+            for m in batch.messages
+            if (m.conversation_id, m.sequence) not in new_keys
+            and any(p.spec.id not in self.pieces_existing for p in m.pieces)
+        }
+        next_position: dict[int, int] = defaultdict(int)
+        if reused:
+            for message_id, highest in (
+                MessagePiece.objects.filter(message_id__in=reused)
+                .values("message_id")
+                .annotate(highest=Max("position"))
+                .values_list("message_id", "highest")
+            ):
+                next_position[message_id] = highest + 1
+
+        media = MediaIndex.for_values(
+            (value, data_type, sha)
+            for p in batch.pieces
+            if p.spec.id not in self.pieces_existing
+            for value, data_type, sha in _media_values(p.spec)
+        )
+        pieces, links = [], []
+        converted: set[tuple[int, int]] = set()
+        for message in batch.messages:
+            message_id = self.messages_existing[(message.conversation_id, message.sequence)][0]
+            conversation_pk = self.existing_conversations[message.conversation_id].pk
+            for piece in message.pieces:
+                spec = piece.spec
+                if spec.id in self.pieces_existing:
+                    continue
+                position = next_position[message_id]
+                next_position[message_id] += 1
+                pieces.append(self._piece(spec, message_id, position, media))
+                for i, conv in enumerate(spec.converter_identifiers):
+                    identifier_pk = self.rows[conv.hash].pk
+                    links.append(
+                        {"piece_id": spec.id, "position": i, "identifier_id": identifier_pk}
+                    )
+                    converted.add((conversation_pk, identifier_pk))
+                self.status[piece.path] = CREATED
+        # A concurrent writer may insert the same piece: the first one is kept (immutable).
+        insert_rows(MessagePiece, pieces)
+        insert_rows(PieceConverter, links)
+        insert_rows(
+            Conversation.converter_index.through,
+            [{"conversation_id": c, "componentidentifier_id": i} for c, i in sorted(converted)],
+        )
+        # Scores stored before their piece: the new piece's conversation becomes their home.
+        Score.objects.adopt_homes([row["id"] for row in pieces])
+
+    def _piece(
+        self, spec: PieceSpec, message_id: int, position: int, media: MediaIndex
+    ) -> dict[str, Any]:
+        """The row of a new piece (a dict of column values, for ``insert_rows``)."""
+        converted, converted_type = _converted(spec)
+        original_blob = converted_blob = None
+        if spec.original_media is not None:
+            original_blob = media_store(data=spec.original_media, original_name=spec.original_value)
+        converted_media = spec.converted_media
+        if converted_media is None and converted == spec.original_value:
+            converted_media = spec.original_media
+        if converted_media is not None:
+            converted_blob = media_store(data=converted_media, original_name=converted)
+        original_sha = _sha(
+            spec.original_value,
+            spec.original_value_data_type,
+            spec.original_value_sha256,
+            spec.original_media,
+        )
+        converted_sha = _sha(
+            converted, converted_type, spec.converted_value_sha256, converted_media
+        )
+        original_is_media = is_media_value(spec.original_value_data_type, spec.original_value)
+        converted_is_media = is_media_value(converted_type, converted)
+        if original_is_media and original_blob is None:
+            original_blob = media.find(spec.original_value, original_sha)
+        if converted_is_media and converted_blob is None:
+            converted_blob = media.find(converted, converted_sha)
+        return dict(
+            id=spec.id,
+            message_id=message_id,
+            position=position,
+            timestamp=self.piece_times[spec.id],
+            labels=spec.labels,
+            prompt_metadata=spec.prompt_metadata,
+            targeted_harm_categories=spec.targeted_harm_categories,
+            prompt_target_identifier_id=self._pk(spec.prompt_target_identifier),
+            attack_identifier_id=self._pk(spec.attack_identifier),
+            scorer_identifier_id=self._pk(spec.scorer_identifier),
+            original_value=spec.original_value,
+            original_value_data_type=spec.original_value_data_type,
+            original_value_sha256=original_sha,
+            original_media_id=original_blob.pk if original_blob else None,
+            original_media_key=media_key(spec.original_value) if original_is_media else "",
+            converted_value=converted,
+            converted_value_data_type=converted_type,
+            converted_value_sha256=converted_sha,
+            converted_media_id=converted_blob.pk if converted_blob else None,
+            converted_media_key=media_key(converted) if converted_is_media else "",
+            response_error=spec.response_error,
+            originator=spec.originator,
+            original_prompt_id=spec.original_prompt_id or spec.id,
+            pyrit_version=spec.pyrit_version,
+            extra=spec.extra,
+        )
+
+    def _write_scorable_contents(self) -> None:
+        creates = []
+        for content in self.batch.scorable_contents:
+            if content.id in self.contents_stored:
+                continue
+            self.contents_stored.add(content.id)
+            creates.append(
+                dict(
+                    id=content.id,
+                    value=content.value,
+                    value_sha256=content.value_sha256 or sha256_text(content.value),
+                    data_type=content.data_type,
+                    timestamp=content.timestamp or _now(),
+                )
+            )
+            self.status[self.batch.path_of(content)] = CREATED
+        insert_rows(ScorableContent, creates)
+
+    def _write_scores(self) -> None:
+        new = [spec for spec in self.batch.scores if spec.id not in self.scores_existing]
+        homes = self._score_homes(new)
+        creates = []
+        for spec in new:
+            creates.append(
+                dict(
+                    id=spec.id,
+                    score_value=spec.score_value,
+                    numeric_value=score_numeric_value(spec.score_type, spec.score_value),
+                    score_value_description=spec.score_value_description,
+                    score_type=spec.score_type,
+                    score_category=spec.score_category,
+                    score_rationale=spec.score_rationale,
+                    score_metadata=spec.score_metadata,
+                    scorer_class_identifier_id=self.rows[spec.scorer_class_identifier.hash].pk,
+                    message_piece_id=spec.message_piece_id,
+                    conversation_id=homes.get(spec.message_piece_id),
+                    timestamp=spec.timestamp or _now(),
+                    objective=spec.objective,
+                    status=spec.status,
+                    scorable=spec.scorable,
+                    scorable_content_id=content_id
+                    if (content_id := _content_id(spec.scorable)) in self.contents_stored
+                    else None,
+                    pyrit_version=spec.pyrit_version,
+                    extra=spec.extra,
+                )
+            )
+            self.status[self.batch.path_of(spec)] = CREATED
+        insert_rows(Score, creates)
+
+    def _score_homes(self, scores: list[ScoreSpec]) -> dict[uuid.UUID, int]:
+        """Each scored piece id's conversation pk: from the batch, else one look-up."""
+        homes = {
+            p.spec.id: self.existing_conversations[p.conversation_id].pk for p in self.batch.pieces
+        }
+        elsewhere = {
+            s.message_piece_id
+            for s in scores
+            if s.message_piece_id is not None and s.message_piece_id not in homes
+        }
+        if elsewhere:
+            homes.update(MessagePiece.objects.conversation_pks(elsewhere))
+        return homes
+
+    _ATTACK_FIELDS = (
+        "conversation",
+        "objective",
+        "objective_sha256",
+        "attack_identifier",
+        "atomic_attack_identifier",
+        "last_response_id",
+        "last_score_id",
+        "executed_turns",
+        "execution_time_ms",
+        "outcome",
+        "outcome_reason",
+        "metadata",
+        "timestamp",
+        "labels",
+        "targeted_harm_categories",
+        "error_message",
+        "error_type",
+        "error_traceback",
+        "retry_events",
+        "total_retries",
+        "attribution_parent_id",
+        "attribution_data",
+        "pyrit_version",
+        "extra",
+    )
+
+    def _attack_values(self, spec: AttackResultSpec, existing: AttackResult | None) -> dict:
+        return {
+            "conversation": self.existing_conversations[spec.conversation_id],
+            "objective": spec.objective,
+            "objective_sha256": spec.objective_sha256 or sha256_text(spec.objective),
+            "attack_identifier": self._row(_strategy(spec)),
+            "atomic_attack_identifier": self._row(spec.atomic_attack_identifier),
+            "last_response_id": spec.last_response_id,
+            "last_score_id": spec.last_score_id,
+            "executed_turns": spec.executed_turns,
+            "execution_time_ms": spec.execution_time_ms,
+            "outcome": spec.outcome,
+            "outcome_reason": spec.outcome_reason,
+            "metadata": spec.metadata,
+            "timestamp": spec.timestamp or (existing.timestamp if existing else _now()),
+            "labels": spec.labels,
+            "targeted_harm_categories": spec.targeted_harm_categories,
+            "error_message": spec.error_message,
+            "error_type": spec.error_type,
+            "error_traceback": spec.error_traceback,
+            "retry_events": spec.retry_events,
+            "total_retries": spec.total_retries,
+            "attribution_parent_id": spec.attribution_parent_id,
+            "attribution_data": spec.attribution_data,
+            "pyrit_version": spec.pyrit_version,
+            "extra": spec.extra,
+        }
+
+    def _write_attacks(self) -> None:
+        creates, updates, related = [], [], []
+        self.attack_tags: dict[uuid.UUID, tuple[dict[str, Any], list[str], bool]] = {}
+        for spec in self.batch.attack_results:
+            path = self.batch.path_of(spec)
+            existing = self.attacks_existing.get(spec.id)
+            values = self._attack_values(spec, existing)
+            if existing is None:
+                creates.append(AttackResult(id=spec.id, **values))
+                self.status[path] = CREATED
+                self.attack_tags[spec.id] = (spec.labels, spec.targeted_harm_categories, False)
+            elif _changed(existing, values):
+                relabel = (
+                    existing.labels != spec.labels
+                    or existing.targeted_harm_categories != spec.targeted_harm_categories
+                )
+                for name, value in values.items():
+                    setattr(existing, name, value)
+                existing.updated_at = _now()
+                updates.append(existing)
+                self.status[path] = UPDATED
+                if relabel:
+                    self.attack_tags[spec.id] = (spec.labels, spec.targeted_harm_categories, True)
+            else:
+                self.status[path] = UNCHANGED
+            for ref in spec.related_conversations:
+                if (spec.id, ref.conversation_id) in self.related_existing:
+                    continue
+                self.related_existing.add((spec.id, ref.conversation_id))
+                related.append(
+                    RelatedConversation(
+                        attack_result_id=spec.id,
+                        conversation=self.existing_conversations[ref.conversation_id],
+                        conversation_type=ref.conversation_type,
+                        description=ref.description,
+                    )
+                )
+                if existing is not None and self.status[path] == UNCHANGED:
+                    self.status[path] = UPDATED
+        insert_ignore(creates)
+        update_rows(
+            AttackResult,
+            [name.removesuffix("_id") for name in self._ATTACK_FIELDS] + ["updated_at"],
+            updates,
+        )
+        insert_ignore(related)
+
+    def _write_tags(self) -> None:
+        """Merge labels / harm categories into conversations and keep both indexes in step."""
+        conversation_updates = []
+        conv_labels: dict[int, dict[str, Any]] = {}
+        conv_harms: dict[int, list[str]] = {}
+        for cid, (labels, harms) in self.conversation_tags.items():
+            row = self.existing_conversations[cid]
+            if cid in self.created_conversations:
+                conv_labels[row.pk], conv_harms[row.pk] = labels, harms
+                continue
+            merged_labels = {**row.labels, **labels}
+            merged_harms = row.targeted_harm_categories + [
+                h for h in harms if h not in row.targeted_harm_categories
+            ]
+            if merged_labels != row.labels or merged_harms != row.targeted_harm_categories:
+                row.labels, row.targeted_harm_categories = merged_labels, merged_harms
+                self.dirty_conversations[cid].update({"labels", "targeted_harm_categories"})
+                conv_labels[row.pk] = labels
+                conv_harms[row.pk] = harms
+        for cid, timestamp in self.started.items():
+            row = self.existing_conversations[cid]
+            if cid in self.created_conversations:
+                continue
+            if row.started_at is None or timestamp < row.started_at:
+                row.started_at = timestamp
+                self.dirty_conversations[cid].add("started_at")
+        changed_fields: set[str] = set()
+        for cid, names in self.dirty_conversations.items():
+            row = self.existing_conversations[cid]
+            row.updated_at = _now()
+            conversation_updates.append(row)
+            changed_fields |= names
+        update_rows(Conversation, sorted(changed_fields | {"updated_at"}), conversation_updates)
+
+        attack_labels = {pk: labels for pk, (labels, _, _) in self.attack_tags.items()}
+        attack_harms = {pk: harms for pk, (_, harms, _) in self.attack_tags.items()}
+        relabel = [pk for pk, (_, _, again) in self.attack_tags.items() if again]
+        if relabel:
+            AttackResult.label_index.through.objects.filter(attackresult_id__in=relabel).delete()
+            AttackResult.harm_category_index.through.objects.filter(
+                attackresult_id__in=relabel
+            ).delete()
+        pairs = {
+            _pair(k, v)
+            for labels in [*conv_labels.values(), *attack_labels.values()]
+            for k, v in labels.items()
+        }
+        names = {h for harms in [*conv_harms.values(), *attack_harms.values()] for h in harms}
+        label_ids = _label_rows(pairs)
+        harm_ids = _harm_rows(names)
+
+        def labelled(labels: dict[str, Any]) -> list[int]:
+            return [label_ids[_pair(k, v)] for k, v in labels.items()]
+
+        def harmed(harms: list[str]) -> list[int]:
+            return [harm_ids[h] for h in harms]
+
+        _link(
+            Conversation.label_index.through, "conversation_id", "label_id", conv_labels, labelled
+        )
+        _link(
+            AttackResult.label_index.through, "attackresult_id", "label_id", attack_labels, labelled
+        )
+        _link(
+            Conversation.harm_category_index.through,
+            "conversation_id",
+            "harmcategory_id",
+            conv_harms,
+            harmed,
+        )
+        _link(
+            AttackResult.harm_category_index.through,
+            "attackresult_id",
+            "harmcategory_id",
+            attack_harms,
+            harmed,
+        )
+
+
+def _pair(key: Any, value: Any) -> tuple[str, str]:
+    """A label as stored in the index: key and value as strings."""
+    return str(key), value if isinstance(value, str) else str(value)
+
+
+def _media_values(spec: PieceSpec) -> list[tuple[str, str, str | None]]:
+    """The piece's media values that came without bytes: (value, data type, given SHA-256)."""
+    converted, converted_type = _converted(spec)
+    found = []
+    if spec.original_media is None:
+        found.append(
+            (spec.original_value, spec.original_value_data_type, spec.original_value_sha256)
+        )
+    if spec.converted_media is None:
+        found.append((converted, converted_type, spec.converted_value_sha256))
+    return [v for v in found if is_media_value(v[1], v[0])]
+
+
+def _content_id(scorable: dict[str, Any] | None) -> uuid.UUID | None:
+    """The stored loose content a 1.1.0 score judged (``scorable_type`` ``content_entry``)."""
+    if not scorable or scorable.get("scorable_type") != "content_entry":
+        return None
+    try:
+        return uuid.UUID(str(scorable.get("content_id")))
+    except ValueError:
+        return None
+
+
+def _strategy(spec: AttackResultSpec) -> ids.ComponentIdentifier | None:
+    from redteam.core.identifiers import attack_strategy_identifier
+
+    return attack_strategy_identifier(
+        attack_identifier=spec.attack_identifier,
+        atomic_attack_identifier=spec.atomic_attack_identifier,
+    )
+
+
+def _changed(row: Any, values: dict[str, Any]) -> bool:
+    for name, value in values.items():
+        current = getattr(row, name)
+        if hasattr(value, "pk") and hasattr(current, "pk"):
+            if value.pk != current.pk:
+                return True
+        elif current != value:
+            return True
+    return False
+
+
+def _label_rows(pairs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
+    """Ids of the label rows for ``pairs``, inserting new ones (two statements, or none)."""
+    if not pairs:
+        return {}
+    insert_ignore([Label(key=k, value=v) for k, v in pairs])
+    keys = {k for k, _ in pairs}
+    return {
+        (k, v): pk
+        for pk, k, v in Label.objects.filter(key__in=keys).values_list("id", "key", "value")
+        if (k, v) in pairs
+    }
+
+
+def _harm_rows(names: set[str]) -> dict[str, int]:
+    if not names:
+        return {}
+    insert_ignore([HarmCategory(name=n) for n in names])
+    return dict(HarmCategory.objects.filter(name__in=names).values_list("name", "id"))
+
+
+def _link(through: Any, owner: str, target: str, owners: dict[Any, Any], targets: Any) -> None:
+    insert_rows(
+        through,
+        [
+            {owner: pk, target: target_pk}
+            for pk, values in owners.items()
+            for target_pk in set(targets(values))
+        ],
+    )

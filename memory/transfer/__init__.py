@@ -1,0 +1,1 @@
+"""Memory in and out: ingestion, PyRIT database imports, browser uploads, exports, read API."""

@@ -1,0 +1,192 @@
+"""Read endpoints of PyRIT memory: small read-only viewsets over the shared filtersets.
+
+Authentication and permissions are the project defaults (view permission of the model), so
+every viewset names its ``queryset``. The big tables (conversations, pieces, scores, attack
+results) use cursor pagination; the others the default limit/offset.
+
+A list costs the same number of queries whatever its page size: rows come with their
+foreign keys joined and their child rows prefetched, and identifiers and scores for the
+whole page are loaded by :meth:`PagePreloadMixin.preload` (one query per identifier tree
+level) and handed to the serializers in their context.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, IntegerField, OuterRef, Prefetch, Subquery
+from django.db.models.functions import Coalesce
+from rest_framework import pagination, viewsets
+
+from memory.models import (
+    AttackResult,
+    ComponentIdentifier,
+    Conversation,
+    Message,
+    MessagePiece,
+    RelatedConversation,
+    Score,
+)
+from memory.storage import filters
+from memory.storage.selectors import (
+    conversation_pieces,
+    identifier_dicts_for,
+    identifier_dicts_of,
+    piece_converters_prefetch,
+    scores_for_pieces,
+)
+from memory.transfer.api import serializers
+from redteam.core.api import UUID_PATTERN
+from redteam.core.pagination import MAX_PAGE_SIZE
+
+#: A piece, score or attack result id in a URL.
+
+
+class CursorPagination(pagination.CursorPagination):
+    """Cursor pages for tables with millions of rows: no count, stable under inserts.
+
+    ``limit`` sets the page size (default ``PAGE_SIZE``, at most 1000), as on the
+    limit/offset endpoints.
+    """
+
+    page_size_query_param = "limit"
+    max_page_size = MAX_PAGE_SIZE
+
+
+class NewestFirstPagination(CursorPagination):
+    """Newest ``timestamp`` first; the id orders rows with the same timestamp."""
+
+    ordering = ("-timestamp", "-id")
+
+
+class ConversationPagination(CursorPagination):
+    """Most recently stored first (``started_at`` can be null, so it cannot carry a cursor)."""
+
+    ordering = ("-id",)
+
+
+class PagePreloadMixin:
+    """Load what the serializers of a page need once, before serializing its rows."""
+
+    def preload(self, rows: list[Any]) -> dict[str, Any]:
+        """Context entries for ``rows`` (override); must not query per row."""
+        return {}
+
+    def get_serializer(self, *args: Any, **kwargs: Any) -> Any:
+        if args and args[0] is not None:
+            many = kwargs.get("many", False)
+            rows = list(args[0]) if many else [args[0]]
+            kwargs["context"] = {**self.get_serializer_context(), **self.preload(rows)}
+            args = (rows, *args[1:]) if many else args
+        return super().get_serializer(*args, **kwargs)
+
+
+def piece_context(pieces: list[MessagePiece], *extra_pks: int | None) -> dict[str, Any]:
+    """Scores and every identifier (with those of the scores) for ``pieces``: 2 + depth queries."""
+    scores = scores_for_pieces(pieces=pieces)
+    pks = [*extra_pks]
+    for piece in pieces:
+        pks += [piece.prompt_target_identifier_id, piece.attack_identifier_id]
+        pks.append(piece.scorer_identifier_id)
+        pks += [link.identifier_id for link in piece.converters.all()]
+    pks += [score.scorer_class_identifier_id for found in scores.values() for score in found]
+    return {"scores": scores, "identifiers": identifier_dicts_for(pks=pks)}
+
+
+class ConversationViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
+    """Conversations by PyRIT ``conversation_id``; the detail is the whole conversation."""
+
+    queryset = Conversation.objects.annotate(
+        # A subquery, not Count(): label and harm filters join other many-valued tables.
+        message_count=Coalesce(
+            Subquery(
+                Message.objects.filter(conversation=OuterRef("pk"))
+                .order_by()
+                .values("conversation")
+                .annotate(n=Count("pk"))
+                .values("n"),
+                output_field=IntegerField(),
+            ),
+            0,
+        )
+    )
+    serializer_class = serializers.ConversationSerializer
+    filterset_class = filters.ConversationFilter
+    pagination_class = ConversationPagination
+    lookup_field = "conversation_id"
+    lookup_value_regex = "[^/]+"
+
+    def get_serializer_class(self) -> type:
+        if self.action == "retrieve":
+            return serializers.ConversationDetailSerializer
+        return serializers.ConversationSerializer
+
+    def preload(self, rows: list[Conversation]) -> dict[str, Any]:
+        targets = [row.target_identifier_id for row in rows]
+        if self.action != "retrieve":
+            return {"identifiers": identifier_dicts_for(pks=targets)}
+        pieces = conversation_pieces(conversation=rows[0])
+        return {"pieces": pieces, **piece_context(pieces, *targets)}
+
+
+class MessagePieceViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
+    """Message pieces by id, newest first, with their scores."""
+
+    queryset = MessagePiece.objects.select_related(
+        "message__conversation", "original_media", "converted_media"
+    ).prefetch_related(piece_converters_prefetch())
+    serializer_class = serializers.MessagePieceSerializer
+    filterset_class = filters.MessagePieceFilter
+    pagination_class = NewestFirstPagination
+    lookup_value_regex = UUID_PATTERN
+
+    def preload(self, rows: list[MessagePiece]) -> dict[str, Any]:
+        return piece_context(rows)
+
+
+class ScoreViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
+    """Scores by id, newest first."""
+
+    queryset = Score.objects.all()
+    serializer_class = serializers.ScoreSerializer
+    filterset_class = filters.ScoreFilter
+    pagination_class = NewestFirstPagination
+    lookup_value_regex = UUID_PATTERN
+
+    def preload(self, rows: list[Score]) -> dict[str, Any]:
+        pks = [row.scorer_class_identifier_id for row in rows]
+        return {"identifiers": identifier_dicts_for(pks=pks)}
+
+
+class AttackResultViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
+    """Attack results by ``attack_result_id``, newest first."""
+
+    queryset = AttackResult.objects.select_related("conversation").prefetch_related(
+        # Related conversations with their PyRIT ids: one query per page.
+        Prefetch(
+            "related_conversations",
+            queryset=RelatedConversation.objects.select_related("conversation"),
+        )
+    )
+    serializer_class = serializers.AttackResultSerializer
+    filterset_class = filters.AttackResultFilter
+    pagination_class = NewestFirstPagination
+    lookup_value_regex = UUID_PATTERN
+
+    def preload(self, rows: list[AttackResult]) -> dict[str, Any]:
+        pks = [row.attack_identifier_id for row in rows]
+        pks += [row.atomic_attack_identifier_id for row in rows]
+        return {"identifiers": identifier_dicts_for(pks=pks)}
+
+
+class ComponentIdentifierViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
+    """Component identifiers by ``hash``, with their whole child trees."""
+
+    queryset = ComponentIdentifier.objects.order_by("class_name", "hash")
+    serializer_class = serializers.ComponentIdentifierSerializer
+    filterset_class = filters.ComponentIdentifierFilter
+    lookup_field = "hash"
+    lookup_value_regex = "[^/]+"
+
+    def preload(self, rows: list[ComponentIdentifier]) -> dict[str, Any]:
+        return {"identifiers": identifier_dicts_of(rows=rows)}

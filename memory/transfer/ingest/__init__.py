@@ -1,0 +1,2 @@
+"""Ingestion of PyRIT memory JSON: normalisation into the storage batch, the ingest and media
+endpoints."""

@@ -1,0 +1,205 @@
+"""Readers for untrusted JSON input: typed field access that records problems, never raises.
+
+Shared by the normalisers of memory and seed objects (``memory.transfer.ingest.normalize``,
+``memory.transfer.ingest.normalize_seeds``).
+"""
+
+from __future__ import annotations
+
+import functools
+import uuid
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from redteam.core.errors import Problem
+from redteam.core.identifiers import ComponentIdentifier
+from redteam.core.uuids import parse_uuid
+
+MISSING = object()
+
+
+class Reader:
+    """Reads keys of one input dict, recording problems and which keys were used."""
+
+    def __init__(self, data: Mapping[str, Any], path: str, problems: list[Problem]) -> None:
+        self.data = data
+        self.path = path
+        self.problems = problems
+        self.used: set[str] = set()
+
+    def at(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def problem(self, key: str, message: str) -> None:
+        self.problems.append(Problem(self.at(key), message))
+
+    def raw(self, key: str, default: Any = None) -> Any:
+        self.used.add(key)
+        return self.data.get(key, default)
+
+    def first(self, *keys: str) -> tuple[str, Any]:
+        """The first of ``keys`` whose value is not None/``{}`` (aliases); marks all used."""
+        found: tuple[str, Any] = (keys[0], None)
+        for key in keys:
+            value = self.raw(key)
+            if value is not None and value != {} and found[1] is None:
+                found = (key, value)
+        return found
+
+    def extra(self) -> dict[str, Any]:
+        return {k: v for k, v in self.data.items() if k not in self.used}
+
+    # typed readers: each returns the default (and records a problem) on a wrong value
+
+    def text(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
+        value = self.raw(key)
+        if value is None:
+            if required:
+                self.problem(key, "is required")
+            return default
+        if not isinstance(value, str):
+            self.problem(key, f"must be a string, not {type(value).__name__}")
+            return default
+        return value
+
+    def integer(self, key: str, *, default: int | None = 0, minimum: int | None = 0) -> int | None:
+        value = self.raw(key)
+        if value is None:
+            return default
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.problem(key, f"must be an integer, not {value!r}")
+            return default
+        if minimum is not None and value < minimum:
+            self.problem(key, f"must be >= {minimum}, not {value}")
+            return default
+        return value
+
+    def mapping(self, key: str) -> dict[str, Any]:
+        value = self.raw(key)
+        if value is None:
+            return {}
+        if not isinstance(value, Mapping):
+            self.problem(key, f"must be an object, not {type(value).__name__}")
+            return {}
+        return dict(value)
+
+    def strings(self, key: str, value: Any = MISSING) -> list[str]:
+        if value is MISSING:
+            value = self.raw(key)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+            self.problem(key, "must be a list of strings")
+            return []
+        return list(value)
+
+    def choice(self, key: str, allowed: Any, value: Any, *, default: str | None) -> Any:
+        """``value`` if it is one of ``allowed`` (a TextChoices class or a list of values)."""
+        if value is None:
+            return default
+        values = choice_values(allowed) if isinstance(allowed, type) else allowed
+        if value not in values:
+            self.problem(key, f"unknown value {value!r}; expected one of {', '.join(values)}")
+            return default
+        return value
+
+    def uuid(self, key: str, value: Any = MISSING, *, required: bool = False) -> uuid.UUID | None:
+        if value is MISSING:
+            value = self.raw(key)
+        return read_uuid(value, self.at(key), self.problems, required=required)
+
+    def timestamp(self, key: str) -> datetime | None:
+        return parse_timestamp(self.raw(key), self.at(key), self.problems)
+
+    def identifier(self, key: str, value: Any = MISSING) -> ComponentIdentifier | None:
+        if value is MISSING:
+            value = self.raw(key)
+        return parse_identifier(value, self.at(key), self.problems)
+
+    def identifiers(self, key: str) -> list[ComponentIdentifier]:
+        value = self.raw(key)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            self.problem(key, "must be a list of identifiers")
+            return []
+        result = []
+        for index, item in enumerate(value):
+            identifier = parse_identifier(item, f"{self.at(key)}[{index}]", self.problems)
+            if identifier is not None:
+                result.append(identifier)
+        return result
+
+
+def read_uuid(
+    value: Any, path: str, problems: list[Problem], *, required: bool = False
+) -> uuid.UUID | None:
+    """A UUID from a UUID, a 36-char or a 32-hex string; None (and a problem) otherwise."""
+    if value is None:
+        if required:
+            problems.append(Problem(path, "is required"))
+        return None
+    parsed = parse_uuid(value, strict=True)
+    if parsed is None:
+        problems.append(Problem(path, f"not a UUID: {value!r}"))
+    return parsed
+
+
+def parse_timestamp(value: Any, path: str, problems: list[Problem]) -> datetime | None:
+    """An aware datetime from ISO-8601 (``Z`` accepted); naive values are UTC (spec §2.1)."""
+    if value is None:
+        return None
+    if isinstance(value, datetime):
+        parsed = value
+    elif isinstance(value, str):
+        try:
+            parsed = datetime.fromisoformat(value)
+        except ValueError:
+            problems.append(Problem(path, f"not an ISO-8601 timestamp: {value!r}"))
+            return None
+    else:
+        problems.append(Problem(path, f"not an ISO-8601 timestamp: {value!r}"))
+        return None
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+
+
+@functools.cache
+def choice_values(choices: type) -> frozenset[str] | tuple[str, ...]:
+    """The values of a TextChoices class, computed once (``.values`` builds a new list)."""
+    return tuple(choices.values)  # type: ignore[attr-defined]
+
+
+# Identifier dicts repeat across the pieces of a batch (one target, a few converters); parsing
+# one is costly (hashing), so parsed identifiers are memoised by their repr. Identifiers are
+# immutable, so sharing them is safe; the cache is bounded.
+_IDENTIFIER_CACHE: dict[str, ComponentIdentifier] = {}
+_IDENTIFIER_CACHE_SIZE = 4096
+
+
+def parse_identifier(value: Any, path: str, problems: list[Problem]) -> ComponentIdentifier | None:
+    """``ComponentIdentifier.from_dict`` of a dict; ``None`` and ``{}`` mean no identifier."""
+    if value is None or (isinstance(value, Mapping) and not value):
+        return None
+    if isinstance(value, ComponentIdentifier):
+        return value
+    if not isinstance(value, Mapping):
+        problems.append(Problem(path, f"must be an identifier object, not {type(value).__name__}"))
+        return None
+    key = repr(value)
+    cached = _IDENTIFIER_CACHE.get(key)
+    if cached is not None:
+        return cached
+    try:
+        identifier = ComponentIdentifier.from_dict(value)
+    except (TypeError, ValueError) as exc:
+        problems.append(Problem(path, f"invalid identifier: {exc}"))
+        return None
+    if len(_IDENTIFIER_CACHE) >= _IDENTIFIER_CACHE_SIZE:
+        _IDENTIFIER_CACHE.clear()
+    _IDENTIFIER_CACHE[key] = identifier
+    return identifier
+
+
+def not_object(data: Any, path: str) -> list[Problem]:
+    return [Problem(path, f"must be an object, not {type(data).__name__}")]

@@ -1,0 +1,30 @@
+"""Ingest one payload of PyRIT memory JSON: normalise it, then write it through storage."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+
+from memory.storage.write import IngestReport, ingest_batch
+from memory.transfer.ingest.normalize import normalize_batch
+from redteam.core.collector import fewer_collections
+
+
+def ingest(
+    *, payload: Any, partial: bool = False, actor: AbstractBaseUser | None = None
+) -> IngestReport:
+    """Normalise and ingest one payload of any PyRIT shape (spec §9); see
+    :func:`memory.storage.write.ingest_batch` for ``partial`` and ``actor``."""
+    started = time.perf_counter()
+    with fewer_collections():
+        batch, problems = normalize_batch(payload)
+        return ingest_batch(
+            batch=batch,
+            problems=problems,
+            partial=partial,
+            started=started,
+            list_items=partial,
+            actor=actor,
+        )

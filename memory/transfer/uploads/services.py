@@ -1,0 +1,83 @@
+"""Import jobs, request side: store an upload and enqueue its import; fail stalled jobs.
+
+The worker side (``memory.transfer.uploads.jobs``) unpacks the upload, runs the one PyRIT
+database importer and records progress, the summary or the error on the ``ImportJob``.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.core.files.uploadedfile import UploadedFile
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from memory.models import ImportJob, ImportStatus
+from memory.transfer.uploads.tasks import run_import_job
+
+logger = logging.getLogger(__name__)
+
+
+def import_job_create(
+    *, upload: UploadedFile, kind: str, user: Any, dry_run: bool = False
+) -> ImportJob:
+    """Store ``upload`` (``kind``: ``"sqlite"`` or ``"zip"``) and enqueue its import.
+
+    The stored name is the job id, never the client's file name (kept as ``source_name``
+    for display only). The task is enqueued once the job is committed, so a worker never
+    sees a job that is not there yet.
+    """
+    job = ImportJob(
+        source_name=(upload.name or "upload")[:255],
+        size=upload.size or 0,
+        dry_run=dry_run,
+        created_by=user,
+        progress={"phase": "queued"},
+    )
+    job.upload.save(f"{job.id}{'.zip' if kind == 'zip' else '.db'}", upload, save=False)
+    job.save()
+
+    def enqueue() -> None:
+        result = run_import_job.enqueue(str(job.id))
+        ImportJob.objects.filter(pk=job.pk).update(task_id=str(result.id)[:64])
+
+    transaction.on_commit(enqueue)
+    return job
+
+
+STALLED_ERROR = (
+    "The worker stopped reporting progress (it was stopped or crashed) and the import was "
+    "given up. Chunks written before that are kept; upload the file again to import the "
+    "rest: rows already imported are left unchanged."
+)
+
+
+def import_jobs_fail_stalled(*, now: datetime | None = None) -> int:
+    """Fail running jobs whose worker has not reported for
+    ``REDLINE_IMPORT_STALLED_AFTER_SECONDS``; returns how many. Their uploads are deleted like
+    those of any finished job. A worker reports at least after every chunk it writes, so a
+    live import never goes that long without a heartbeat."""
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.REDLINE_IMPORT_STALLED_AFTER_SECONDS)
+    stalled = ImportJob.objects.filter(status=ImportStatus.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )
+    failed = 0
+    for job in stalled:
+        # Re-checked in the UPDATE: the worker may have finished the job meanwhile.
+        if ImportJob.objects.filter(pk=job.pk, status=ImportStatus.RUNNING).update(
+            status=ImportStatus.FAILED,
+            progress={**(job.progress or {}), "phase": "failed"},
+            error=STALLED_ERROR,
+            finished_at=now,
+        ):
+            failed += 1
+            logger.warning("import job %s stalled (last heartbeat %s)", job.pk, job.heartbeat_at)
+            if job.upload:
+                job.upload.delete(save=False)
+                ImportJob.objects.filter(pk=job.pk).update(upload="")
+    return failed

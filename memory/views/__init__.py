@@ -1,1 +1,0 @@
-"""Server-rendered review pages (attacks, conversations, search, human verdicts)."""
