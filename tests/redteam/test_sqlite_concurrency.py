@@ -25,7 +25,7 @@ def test_sqlite_connection_uses_wal_and_a_busy_timeout():
         assert cursor.fetchone()[0] == 10_000
     assert connection.settings_dict["OPTIONS"]["transaction_mode"] == "IMMEDIATE"
     # Kept between requests: a new connection per request re-parsed the schema and
-    # checkpointed the WAL on close (docs/performance.md, ingestion's fifth round).
+    # checkpointed the WAL on close (docs/performance.md, "Ingestion API").
     assert connection.settings_dict["CONN_MAX_AGE"] > 0
 
 
