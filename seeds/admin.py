@@ -411,7 +411,7 @@ class SeedAdmin(LargeTableAdminMixin, CuratedHistoryAdmin):
 
     @admin.display(description="seed identifier")
     def seed_identifier(self, obj: Seed) -> SafeString:
-        """PyRIT's ``build_seed_identifier`` (spec §10.8): what attack identifiers embed."""
+        """PyRIT's ``build_seed_identifier`` (contract §10.8): what attack identifiers embed."""
         if obj.pk is None or obj._state.adding:
             return format_html("{}", "computed when the seed is saved")
         identifier = ids.build_seed_identifier(obj)

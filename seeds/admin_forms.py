@@ -154,7 +154,7 @@ class SeedAdminForm(JSONDefaultsForm):
 
 
 class SeedInlineFormSet(BaseInlineFormSet):
-    """A group's seeds, validated together by PyRIT's group rules (spec §8.5).
+    """A group's seeds, validated together by PyRIT's group rules (contract §8.5).
 
     Two objectives in one group, mixed roles in a sequence… are formset errors here, before
     anything reaches the database (whose partial unique constraints would otherwise fail).

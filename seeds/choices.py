@@ -10,7 +10,7 @@ __all__ = ["ChatMessageRole", "PromptDataType", "SeedGroupKind", "SeedType"]
 
 
 class SeedGroupKind(models.TextChoices):
-    """PyRIT's group variants (spec §8.5); all are stored as ordinary groups."""
+    """PyRIT's group variants (contract §8.5); all are stored as ordinary groups."""
 
     PLAIN = "seed_group", "Seed group"
     ATTACK = "attack_seed_group", "Attack seed group"

@@ -1,4 +1,4 @@
-"""YAML export of a dataset or a selection of seeds, in PyRIT's dataset-file format (spec §12).
+"""YAML export of a dataset or a selection of seeds, in PyRIT's dataset-file format (contract §12).
 
 Seeds are read in two queries (seeds with their groups; group sizes), grouped as PyRIT groups
 them, and written by :func:`seeds.yaml_io.export_seed_file`. A group gets its alias back as

@@ -1,4 +1,4 @@
-"""PyRIT's seed-group rules (spec §8.5), as pure functions over seed specs."""
+"""PyRIT's seed-group rules (contract §8.5), as pure functions over seed specs."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Write services for seeds: datasets, seeds and groups. The admin, the YAML importer and the
 ingestion API all call these, so every path applies the same rules:
 
-* PyRIT's seed rules (:func:`seed_problems`) and group rules (``seeds.rules``, spec §8.5);
+* PyRIT's seed rules (:func:`seed_problems`) and group rules (``seeds.rules``, contract §8.5);
 * a template that declares ``parameters`` must parse (``seeds.templating``);
 * curated adds refuse a seed that already exists in its dataset (:func:`seed_duplicate`);
 * text hashes are computed here, media bytes stored through ``memory.models.media.media_store``
@@ -201,7 +201,7 @@ def seed_instance(
     )
 
 
-#: Keys of PyRIT's dumps that are never stored (spec §8.1), with the value that says nothing.
+#: Keys of PyRIT's dumps that are never stored (contract §8.1), with the value that says nothing.
 _UNSTORED_DEFAULTS = {"prompt_group_alias": None, "is_jinja_template": False}
 
 
@@ -501,7 +501,7 @@ def seed_save(
         row._state.adding = existing is None
         _with_actor(row, actor).save(force_insert=existing is None)
         if row.media_id is not None and spec.media is not None:
-            # Other seeds and pieces naming the same file get the bytes too (spec §13).
+            # Other seeds and pieces naming the same file get the bytes too (contract §13).
             location = row.value.strip()
             media_link_pieces(blob=row.media, location=location)
             seeds_link_media(blob=row.media, location=location)
@@ -596,7 +596,7 @@ def seed_group_create(
     alias: str | None = None,
     actor: AbstractBaseUser | None = None,
 ) -> SeedGroup:
-    """Store seeds as one group after PyRIT's group validation (spec §8.5).
+    """Store seeds as one group after PyRIT's group validation (contract §8.5).
 
     The group id is the seeds' shared ``prompt_group_id`` (or a new one); the group is an
     "attack seed group" when it holds exactly one objective, as PyRIT groups datasets.
@@ -799,7 +799,7 @@ def seeds_link_media(*, blob: MediaBlob, location: str = "") -> int:
     """Link every seed without media that names ``blob``'s bytes; returns how many.
 
     A seed matches when its stored ``value_sha256`` is the blob's SHA-256, or its value names
-    the same file as ``location`` (spec §13). Pieces link the same way in
+    the same file as ``location`` (contract §13). Pieces link the same way in
     ``memory.models.media_links.media_link_pieces``.
     """
     seeds = Seed.objects.filter(media__isnull=True).exclude(media_key="")

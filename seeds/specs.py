@@ -12,7 +12,7 @@ from redteam.core.choices import PromptDataType, SeedType
 
 @dataclass(kw_only=True)
 class SeedSpec:
-    """One seed with PyRIT's fields (spec §8.1 – §8.4)."""
+    """One seed with PyRIT's fields (contract §8.1 – §8.4)."""
 
     value: str
     id: uuid.UUID = field(default_factory=uuid.uuid4)

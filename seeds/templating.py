@@ -13,7 +13,7 @@ hardened further here, and in a short-lived child process:
   a wall-clock timeout; it streams the output and stops at the size limit.
 
 PyRIT itself renders with a plain (unsandboxed) ``Environment`` at load time; Redline never
-does (spec §12). Analysis and syntax checks only parse, which is safe in process.
+does (contract §12). Analysis and syntax checks only parse, which is safe in process.
 """
 
 from __future__ import annotations

@@ -1,9 +1,9 @@
-"""PyRIT seed YAML files (spec §12): safe parsing into seed specs, and export (pure: no Django).
+"""PyRIT seed YAML files (contract §12): safe parsing into seed specs, and export (pure: no Django).
 
 Parsing follows PyRIT 1.1.0's loaders:
 
 * dataset files (``SeedDataset.from_yaml_file``): top-level defaults plus a ``seeds`` list; the
-  defaults are merged into every seed as PyRIT merges them (spec §8.6);
+  defaults are merged into every seed as PyRIT merges them (contract §8.6);
 * single-template files (``SeedPrompt.from_yaml_file``): one mapping with the seed's keys.
 
 Values are stored raw: ``{{ datasets_path }}``-style placeholders stay verbatim (PyRIT renders
@@ -688,7 +688,7 @@ def _parse_seed(
 
 
 def _simulation_value(spec: SeedSpec) -> str:
-    """PyRIT 1.x derives a simulated conversation's value from its settings (spec §8.4)."""
+    """PyRIT 1.x derives a simulated conversation's value from its settings (contract §8.4)."""
     settings = {
         "num_turns": spec.num_turns,
         "sequence": spec.sequence,

@@ -420,7 +420,7 @@ def outcome_totals(scope: Scope) -> OutcomeCounts:
 
 
 def scope_conversation_ids(scope: Scope) -> QuerySet:
-    """Ids of the conversations behind the scope's attacks: main and related ones (spec §7).
+    """Ids of the conversations behind the scope's attacks: main and related ones (contract §7).
 
     A UNION, so both databases can hash or index-search it once instead of testing every
     conversation against two subqueries.
@@ -653,7 +653,7 @@ def _dataset_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
 
 
 def eval_hash_breakdown(scope: Scope) -> Breakdown:
-    """Group attacks by eval hash: the same logical attack across endpoints (spec §10.7).
+    """Group attacks by eval hash: the same logical attack across endpoints (contract §10.7).
 
     An attack belongs to the group of its atomic-attack identifier's eval hash (PyRIT stamps
     one there) and of its attack identifier's (when it carries one), exactly as the filter's

@@ -1,4 +1,4 @@
-"""Attack results and their related conversations (spec §7)."""
+"""Attack results and their related conversations (contract §7)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class AttackResult(models.Model):
 
     ``id`` is PyRIT's ``attack_result_id``. ``attack_identifier`` is the attack strategy —
     taken from the 0.10–0.14 column or from inside the atomic identifier (both nesting styles,
-    spec §9.2) — so every version is filterable the same way; the atomic identifier is kept
+    contract §9.2) — so every version is filterable the same way; the atomic identifier is kept
     as it came. Labels and harm categories are PyRIT 1.x fields; for 0.x data they are the
     union of the conversation's piece values.
     """

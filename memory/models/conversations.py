@@ -1,4 +1,4 @@
-"""Conversations, messages and message pieces (spec §2 – §4)."""
+"""Conversations, messages and message pieces (contract §2 – §4)."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ class ConversationQuerySet(models.QuerySet):
     """Reads on conversations."""
 
     def ordered(self) -> ConversationQuerySet:
-        """PyRIT's listing order: earliest piece first, then conversation id (spec §4.1)."""
+        """PyRIT's listing order: earliest piece first, then conversation id (contract §4.1)."""
         return self.order_by(models.F("started_at").asc(nulls_last=True), "conversation_id")
 
 
@@ -86,7 +86,7 @@ class Conversation(models.Model):
 
 
 class Message(models.Model):
-    """One turn: the pieces of a conversation sharing a ``sequence`` (spec §3).
+    """One turn: the pieces of a conversation sharing a ``sequence`` (contract §3).
 
     The role lives here, once, so "all pieces of a message share a role" holds by construction;
     the unique (conversation, sequence) pair is PyRIT's grouping rule.
@@ -144,7 +144,7 @@ class MessagePieceQuerySet(models.QuerySet):
 
 
 class MessagePiece(models.Model):
-    """One part (text, image, audio…) of one message: PyRIT's ``MessagePiece`` (spec §2.1).
+    """One part (text, image, audio…) of one message: PyRIT's ``MessagePiece`` (contract §2.1).
 
     ``id`` is PyRIT's piece id. ``position`` keeps the source order inside the message, which
     PyRIT itself never stores. Media values stay the location strings PyRIT wrote; the bytes,
@@ -199,7 +199,7 @@ class MessagePiece(models.Model):
         related_name="+",
         db_index=False,  # partial index in Meta: text pieces have no media
     )
-    # File name of a media original value, for linking media that arrives later (spec §13).
+    # File name of a media original value, for linking media that arrives later (contract §13).
     original_media_key = models.CharField(max_length=255, blank=True, default="")
     converted_value = models.TextField(blank=True)
     converted_value_data_type = models.CharField(
@@ -255,7 +255,7 @@ class MessagePiece(models.Model):
             ),
         ]
         indexes = [
-            # Scores are joined on original_prompt_id (spec §6.4), never on id.
+            # Scores are joined on original_prompt_id (contract §6.4), never on id.
             models.Index(fields=["original_prompt_id"], name="memory_piece_orig_prompt_idx"),
             # Date-range filters and "latest activity" lists.
             models.Index(fields=["timestamp"], name="memory_piece_timestamp_idx"),

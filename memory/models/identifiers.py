@@ -1,4 +1,4 @@
-"""Content-addressed component identifiers (spec §10)."""
+"""Content-addressed component identifiers (contract §10)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Media bytes, stored content-addressed, and the locations PyRIT knew them by (spec §13)."""
+"""Media bytes, stored content-addressed, and the locations PyRIT knew them by (contract §13)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def media_suffix(location: str) -> str | None:
 
 
 def locations_match(a: str, b: str) -> bool:
-    """Spec §13 rules (a)/(b): same path after the results folder marker when both have
+    """Contract §13 rules (a)/(b): same path after the results folder marker when both have
     one, else the same file name."""
     suffix_a, suffix_b = media_suffix(a), media_suffix(b)
     if suffix_a is not None and suffix_b is not None:
@@ -79,7 +79,7 @@ class MediaLocation(models.Model):
     """A location string (a path on the user's machine, a blob URL) the bytes were sent for.
 
     Pieces and seeds that arrive later with the same location are linked to the blob through
-    it (spec §13 rules (a) and (b)); ``key`` is the file name, indexed for that lookup.
+    it (contract §13 rules (a) and (b)); ``key`` is the file name, indexed for that lookup.
     """
 
     blob = models.ForeignKey(MediaBlob, on_delete=models.CASCADE, related_name="locations")

@@ -1,6 +1,6 @@
 """Find the stored blob for a media value: by the SHA-256 of its bytes or by its location.
 
-Spec §13: media arrives separately from the pieces and seeds naming it. A value matches a blob
+Contract §13: media arrives separately from the pieces and seeds naming it. A value matches a blob
 whose bytes have the value's stored ``*_sha256``, or that was uploaded under a location with
 the same path after PyRIT's results folder (else the same file name). Location strings are
 only compared, never opened.
@@ -53,7 +53,7 @@ def media_link_pieces(*, blob: MediaBlob, location: str = "") -> int:
     """Record ``location`` for ``blob`` and link every piece that names these bytes.
 
     A piece matches when its media value has the blob's SHA-256 as its stored hash, or names
-    the same file as ``location`` (spec §13). Only unlinked sides are touched. Returns how many
+    the same file as ``location`` (contract §13). Only unlinked sides are touched. Returns how many
     piece sides were linked. Seeds link the same way in ``seeds.services.seeds_link_media``.
     """
     from django.db import transaction

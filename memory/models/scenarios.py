@@ -1,4 +1,4 @@
-"""Scenario results: a run of several atomic attacks (spec §7, optional in PyRIT)."""
+"""Scenario results: a run of several atomic attacks (contract §7, optional in PyRIT)."""
 
 from __future__ import annotations
 

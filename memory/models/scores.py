@@ -1,4 +1,4 @@
-"""Scores and the loose content PyRIT 1.1.0 can score (spec §6)."""
+"""Scores and the loose content PyRIT 1.1.0 can score (contract §6)."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ class ScoreQuerySet(models.QuerySet):
     """Reads on scores."""
 
     def for_pieces(self, original_prompt_ids: Iterable[uuid.UUID]) -> ScoreQuerySet:
-        """Scores visible on pieces with these ``original_prompt_id`` values (spec §6.4)."""
+        """Scores visible on pieces with these ``original_prompt_id`` values (contract §6.4)."""
         return self.filter(message_piece_id__in=list(original_prompt_ids)).select_related(
             "scorer_class_identifier"
         )

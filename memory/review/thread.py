@@ -3,7 +3,7 @@
 A page shows one or two conversations (the main one, and a related one side by side when
 asked). Everything a thread needs is read with a fixed number of queries, however many
 pieces it has: the pieces (message and media joined), their converter links, the scores
-joined on ``original_prompt_id`` (spec §6.4), and every identifier row the page names in one
+joined on ``original_prompt_id`` (contract §6.4), and every identifier row the page names in one
 query, plus one query per level of their child trees. The result is plain dataclasses with
 the display decisions made (which renderer, which media element, which score is decisive).
 
@@ -372,7 +372,7 @@ class PieceRow:
     """One piece as read for a thread: the columns of :data:`PIECE_FIELDS`, no model.
 
     A 1,000-piece page built 2,000 model instances (piece and message) per request; plain
-    rows cut the read by a third (see docs/performance.md).
+    rows skip building them.
     """
 
     id: uuid.UUID

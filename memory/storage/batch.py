@@ -56,7 +56,7 @@ class NormalizedPiece:
 
 @dataclass(kw_only=True)
 class NormalizedMessage:
-    """The pieces of one (conversation_id, sequence), in source order (spec §3)."""
+    """The pieces of one (conversation_id, sequence), in source order (contract §3)."""
 
     conversation_id: str
     sequence: int
@@ -71,7 +71,7 @@ class NormalizedMessage:
 
 @dataclass(kw_only=True)
 class NormalizedConversation:
-    """A PyRIT 1.1.0 ``Conversation`` entity (spec §4.3)."""
+    """A PyRIT 1.1.0 ``Conversation`` entity (contract §4.3)."""
 
     conversation_id: str
     target_identifier: ComponentIdentifier | None = None
@@ -82,7 +82,7 @@ class NormalizedConversation:
 
 @dataclass(kw_only=True)
 class ScorableContentSpec:
-    """Loose content a 1.1.0 score judged (``ScorableContentEntries``, spec §6.3)."""
+    """Loose content a 1.1.0 score judged (``ScorableContentEntries``, contract §6.3)."""
 
     id: uuid.UUID
     value: str

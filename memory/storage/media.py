@@ -1,4 +1,4 @@
-"""Media that arrives after the memory naming it: link it to every piece and seed (spec §13)."""
+"""Media that arrives after the memory naming it: link it to every piece and seed (contract §13)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The seed part of a batch: seeds upserted by id, groups checked and stored as a whole.
 
-Seeds are grouped by ``prompt_group_id``. A group is checked by PyRIT's rules (spec §8.5) on
+Seeds are grouped by ``prompt_group_id``. A group is checked by PyRIT's rules (contract §8.5) on
 the union of its stored seeds and the incoming ones, so a batch can add to a group but never
 leave it invalid. Seeds name their dataset by ``dataset_name``; a dataset row is created for a
 new name so curators find it in the admin.

@@ -117,7 +117,7 @@ def identifier_dicts_of(*, rows: Iterable[ComponentIdentifier]) -> dict[int, dic
 
 
 def scores_for_pieces(*, pieces: Iterable[MessagePiece]) -> dict[uuid.UUID, list[Score]]:
-    """The scores visible on ``pieces``, keyed by ``original_prompt_id`` (spec §6.4).
+    """The scores visible on ``pieces``, keyed by ``original_prompt_id`` (contract §6.4).
 
     One query for any number of pieces; each list is in time order.
     """

@@ -77,7 +77,7 @@ def message_add(
     pieces: Sequence[PieceSpec],
     sequence: int | None = None,
 ) -> Message:
-    """Add one message (turn) to a conversation, as PyRIT's memory does (spec §3).
+    """Add one message (turn) to a conversation, as PyRIT's memory does (contract §3).
 
     ``sequence`` defaults to one past the conversation's highest. Converted values default to
     the original (and their type to the original's); text SHA-256 values are computed when
@@ -140,7 +140,7 @@ def _write(batch: NormalizedBatch, prefix: str = "") -> IngestReport:
 
 
 def score_add(*, spec: ScoreSpec) -> Score:
-    """Store one score after checking its value against its type and status (spec §6.2)."""
+    """Store one score after checking its value against its type and status (contract §6.2)."""
     problems = []
     if spec.score_type not in ScoreType.values:
         problems.append(Problem("score_type", f"unknown score type {spec.score_type!r}"))
@@ -325,7 +325,7 @@ def human_score_add(
     The score goes through the same ingestion path as PyRIT's scores, with a ``HumanScorer``
     identity (:func:`human_scorer_identifier`) and ``reviewer`` set. It points at the piece's
     ``original_prompt_id``, the key PyRIT joins scores on, so it shows on every copy of a
-    duplicated piece (spec §6.4).
+    duplicated piece (contract §6.4).
     """
     problems: list[Problem] = []
     stored = _human_score_value(score_type, value, problems)

@@ -2,7 +2,7 @@
 
 Every write path (API, importers, demo data, admin) turns what it received into these specs
 and hands them to ``memory.storage.services``. Field names and defaults are PyRIT's
-(spec §2, §6, §7).
+(contract §2, §6, §7).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from redteam.core.identifiers import ComponentIdentifier
 
 @dataclass(kw_only=True)
 class PieceSpec:
-    """One message piece (spec §2.1); its role and sequence belong to the message."""
+    """One message piece (contract §2.1); its role and sequence belong to the message."""
 
     original_value: str
     id: uuid.UUID = field(default_factory=uuid.uuid4)
@@ -55,7 +55,7 @@ class PieceSpec:
 
 @dataclass(kw_only=True)
 class ScoreSpec:
-    """One score (spec §6.1); ``message_piece_id`` is the scored piece's id (may dangle)."""
+    """One score (contract §6.1); ``message_piece_id`` is the scored piece's id (may dangle)."""
 
     score_type: str
     score_value: str | None
@@ -76,7 +76,7 @@ class ScoreSpec:
 
 @dataclass(frozen=True, kw_only=True)
 class ConversationReferenceSpec:
-    """A related conversation of an attack (spec §7)."""
+    """A related conversation of an attack (contract §7)."""
 
     conversation_id: str
     conversation_type: str = ConversationType.ADVERSARIAL
@@ -85,7 +85,7 @@ class ConversationReferenceSpec:
 
 @dataclass(kw_only=True)
 class AttackResultSpec:
-    """One attack result (spec §7); identifiers are PyRIT identifiers, not rows."""
+    """One attack result (contract §7); identifiers are PyRIT identifiers, not rows."""
 
     conversation_id: str
     objective: str
@@ -117,7 +117,7 @@ class AttackResultSpec:
 
 @dataclass(kw_only=True)
 class ScenarioResultSpec:
-    """One scenario result (spec §7, 1.x ``ScenarioResult``); identifiers are PyRIT ones."""
+    """One scenario result (contract §7, 1.x ``ScenarioResult``); identifiers are PyRIT ones."""
 
     scenario_name: str
     scenario_identifier: ComponentIdentifier

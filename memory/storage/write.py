@@ -5,7 +5,7 @@ The one write path for memory objects: the API, the importers and the demo data 
 item whether it is new, unchanged, updated or in conflict, and writes only the differences with
 bulk statements, so the number of queries does not grow with the batch.
 
-Rules (issue 3, spec §3, §6, §7): pieces and scores are immutable (the same id with other
+Rules (issue 3, contract §3, §6, §7): pieces and scores are immutable (the same id with other
 content is a conflict); attack results, conversations, scenario results and seeds are
 upserted (the later version replaces the stored one); references must resolve within the
 batch or the database (an attack's last response / last score / owning scenario).

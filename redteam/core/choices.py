@@ -1,4 +1,4 @@
-"""PyRIT's enumerations as Django choices; every value is exactly PyRIT's (spec §1)."""
+"""PyRIT's enumerations as Django choices; every value is exactly PyRIT's (contract §1)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class PromptDataType(models.TextChoices):
     FUNCTION_CALL_OUTPUT = "function_call_output", "Function call output"
 
 
-#: Data types whose value is a path/URI to a file rather than content (spec §1, §13).
+#: Data types whose value is a path/URI to a file rather than content (contract §1, §13).
 MEDIA_DATA_TYPES = frozenset(
     {
         PromptDataType.IMAGE_PATH,

@@ -2,7 +2,7 @@
 
 PyRIT describes every component it runs (targets, scorers, converters, attacks, seeds) with a
 *component identifier*: class name and module, behavioural params, named child identifiers and
-a SHA-256 content hash over all of that (spec §10). Redline stores identifiers written by PyRIT
+a SHA-256 content hash over all of that (contract §10). Redline stores identifiers written by PyRIT
 and must compute exactly the same hashes, so this module follows PyRIT 0.12.1 to the letter,
 including its quirks (see the docstrings of :meth:`ComponentIdentifier.from_dict` and
 :func:`compute_eval_hash`). It has no Django or model imports on purpose: the hashing rules are
@@ -48,9 +48,9 @@ __all__ = [
 #: ``pyrit_version`` of identifiers built here; it is informational and never hashed.
 PYRIT_VERSION = "0.12.1"
 
-#: Param names that collide with structural keys of the flat storage shape (spec §10.3).
+#: Param names that collide with structural keys of the flat storage shape (contract §10.3).
 #: PyRIT 1.x raises on them; 0.12 silently produces a broken record. ``class_module`` is not in
-#: the spec's list but collides in exactly the same way, so it is rejected too.
+#: the contract's list (contract §10.3) but collides in exactly the same way, so it is rejected too.
 FORBIDDEN_PARAM_NAMES = frozenset(
     {
         "class_name",
@@ -83,7 +83,7 @@ _LEGACY_KEY_MODULE = "__module__"
 
 
 def canonical_json(d: Mapping[str, Any]) -> str:
-    """Return the canonical JSON text PyRIT hashes (spec §10.2).
+    """Return the canonical JSON text PyRIT hashes (contract §10.2).
 
     ``json.dumps(d, sort_keys=True, separators=(",", ":"))`` with Python's other defaults kept,
     because they are part of the contract: ``ensure_ascii=True`` (non-ASCII as ``\\uXXXX``),
@@ -95,7 +95,7 @@ def canonical_json(d: Mapping[str, Any]) -> str:
 
 
 def config_hash(d: Mapping[str, Any]) -> str:
-    """Return the lower-case hex SHA-256 of :func:`canonical_json` of ``d`` (spec §10.2)."""
+    """Return the lower-case hex SHA-256 of :func:`canonical_json` of ``d`` (contract §10.2)."""
     return hashlib.sha256(canonical_json(d).encode("utf-8")).hexdigest()
 
 
@@ -106,7 +106,7 @@ def config_hash(d: Mapping[str, Any]) -> str:
 
 @dataclass(frozen=True, init=False)
 class ComponentIdentifier:
-    """Immutable description of a component's behaviour (spec §10.1), PyRIT 0.12 semantics.
+    """Immutable description of a component's behaviour (contract §10.1), PyRIT 0.12 semantics.
 
     Construct with ``ComponentIdentifier(class_name, class_module, params, children, *,
     pyrit_version=PYRIT_VERSION, eval_hash=None, attributes=None, hash=None)``.
@@ -177,7 +177,7 @@ class ComponentIdentifier:
     # -- hashing --------------------------------------------------------------------------
 
     def hash_dict(self) -> dict[str, Any]:
-        """Return the dict whose :func:`config_hash` is the content hash (spec §10.3).
+        """Return the dict whose :func:`config_hash` is the content hash (contract §10.3).
 
         Non-``None`` params are inlined next to ``class_name``/``class_module``; children
         contribute only their (stored) ``hash``, list children as a list of hashes in order,
@@ -235,7 +235,7 @@ class ComponentIdentifier:
         children: Mapping[str, ComponentIdentifier | Sequence[ComponentIdentifier] | None]
         | None = None,
     ) -> ComponentIdentifier:
-        """Build an identifier for a live object (spec §10.6).
+        """Build an identifier for a live object (contract §10.6).
 
         Class name and module come from ``type(obj)``; ``None`` params and ``None`` children
         are dropped (empty lists are kept), which is how PyRIT components build identifiers.
@@ -251,7 +251,7 @@ class ComponentIdentifier:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ComponentIdentifier:
-        """Rebuild an identifier from its stored flat dict (spec §10.5, PyRIT 0.12 contract).
+        """Rebuild an identifier from its stored flat dict (contract §10.5, PyRIT 0.12 contract).
 
         1. The input is not mutated.
         2. ``class_name`` is popped; only if it is falsy is ``__type__`` popped, then
@@ -341,7 +341,7 @@ class ComponentIdentifier:
     # -- serialisation --------------------------------------------------------------------
 
     def to_dict(self, max_value_length: int | None = None) -> dict[str, Any]:
-        """Return the flat storage shape (spec §10.4).
+        """Return the flat storage shape (contract §10.4).
 
         Key order: ``class_name``, ``class_module``, ``hash``, ``pyrit_version``,
         ``eval_hash`` (only when not ``None``), the params in insertion order, ``children``
@@ -465,9 +465,9 @@ def _collect_forbidden(node: ComponentIdentifier, prefix: str, found: list[str])
 
 
 def validate_param_names(identifier: ComponentIdentifier) -> None:
-    """Raise ValueError if any param in the tree uses a forbidden name (spec §10.3).
+    """Raise ValueError if any param in the tree uses a forbidden name (contract §10.3).
 
-    The spec says the server MUST reject such params, yet PyRIT 0.12's ``from_dict`` turns a
+    The contract says the server MUST reject such params, yet PyRIT 0.12's ``from_dict`` turns a
     stray ``__type__``/``__module__`` next to a truthy ``class_name`` into a hashed param and
     the test vectors pin that behaviour (hashes must match). So the constructor and
     :meth:`ComponentIdentifier.from_dict` stay faithful and accept anything, and the ingestion
@@ -490,7 +490,7 @@ def validate_param_names(identifier: ComponentIdentifier) -> None:
 
 @dataclass(frozen=True)
 class ChildEvalRule:
-    """How one named child is treated when building the eval hash (spec §10.7, 0.12).
+    """How one named child is treated when building the eval hash (contract §10.7, 0.12).
 
     * ``exclude``: drop the child entirely.
     * ``included_params``: keep only these param keys *of this child* (not of its own
@@ -520,7 +520,7 @@ def build_eval_dict(
     child_eval_rules: Mapping[str, ChildEvalRule],
     included_params: Iterable[str] | None = None,
 ) -> dict[str, Any]:
-    """Return the dict whose :func:`config_hash` is the eval hash (spec §10.7 pseudo-code).
+    """Return the dict whose :func:`config_hash` is the eval hash (contract §10.7 pseudo-code).
 
     Rules are looked up by child *name* at every depth. A child's entry is the list of the
     config hashes of its (filtered) items' eval dicts, written as a single string when
@@ -556,7 +556,7 @@ def build_eval_dict(
 def compute_eval_hash(
     identifier: ComponentIdentifier, child_eval_rules: Mapping[str, ChildEvalRule]
 ) -> str:
-    """Return the behavioural-equivalence hash of ``identifier`` (spec §10.7).
+    """Return the behavioural-equivalence hash of ``identifier`` (contract §10.7).
 
     With no rules the result is ``identifier.hash`` itself (the stored one, if any), as in
     PyRIT; otherwise it is the config hash of :func:`build_eval_dict`.
@@ -661,7 +661,7 @@ def _seed_type(seed: object) -> str:
 
 
 def build_seed_identifier(seed: object) -> ComponentIdentifier:
-    """Build a seed's identifier as PyRIT 0.12 does (spec §10.8).
+    """Build a seed's identifier as PyRIT 0.12 does (contract §10.8).
 
     ``seed`` is any object with ``value``, ``value_sha256``, ``dataset_name``,
     ``is_general_technique`` and either ``seed_type`` (``"prompt"``, ``"objective"``,
@@ -732,7 +732,7 @@ _ALL_CAP_RE = re.compile(r"([a-z0-9])([A-Z])")
 
 
 def class_name_to_snake_case(class_name: str, suffix: str = "") -> str:
-    """Convert a class name to PyRIT's snake-case registry name (spec §10.9).
+    """Convert a class name to PyRIT's snake-case registry name (contract §10.9).
 
     One trailing ``suffix`` is removed first. Only ASCII ``A-Z`` count as upper case while
     ``lower()`` is Unicode-aware, so ``"ÄpfelBaum"`` becomes ``"äpfel_baum"``.
@@ -745,7 +745,7 @@ def class_name_to_snake_case(class_name: str, suffix: str = "") -> str:
 
 
 def snake_case_to_class_name(snake_case_name: str, suffix: str = "") -> str:
-    """Convert a snake-case name to a class name and append ``suffix`` (spec §10.9).
+    """Convert a snake-case name to a class name and append ``suffix`` (contract §10.9).
 
     Each ``_``-separated part is ``capitalize()``-d (the rest lower-cased); empty parts
     vanish. Not the inverse of :func:`class_name_to_snake_case`.
@@ -758,7 +758,7 @@ def attack_strategy_identifier(
     attack_identifier: ComponentIdentifier | None,
     atomic_attack_identifier: ComponentIdentifier | None,
 ) -> ComponentIdentifier | None:
-    """The attack strategy, wherever the PyRIT version put it (spec §9.2).
+    """The attack strategy, wherever the PyRIT version put it (contract §9.2).
 
     0.10–0.14 store it as ``attack_identifier``; 0.12 nests it as ``children.attack`` of the
     atomic identifier; 0.13+ as ``children.attack_technique.children.attack``.

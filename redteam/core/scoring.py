@@ -1,4 +1,4 @@
-"""Score value rules of spec §6.2 (no Django model imports)."""
+"""Score value rules of contract §6.2 (no Django model imports)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from redteam.core.choices import ScoreType
 def score_numeric_value(score_type: str, score_value: str | None) -> float | None:
     """The value as a number (true → 1.0, false → 0.0), or None when it has none.
 
-    Raises ``ValueError`` when the value is not valid for its type (spec §6.2): a true/false
+    Raises ``ValueError`` when the value is not valid for its type (contract §6.2): a true/false
     value other than "true"/"false" in any case, or a float_scale value outside [0, 1].
     """
     if score_value is None:

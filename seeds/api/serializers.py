@@ -1,7 +1,7 @@
 """Output serializers of the seed read endpoints, in PyRIT 1.1.0's ``model_dump`` shapes.
 
 A seed comes out as ``SeedPrompt`` / ``SeedObjective`` / ``SeedSimulatedConversation`` dump it
-(spec §9.10), with only the keys its type has; a group as PyRIT's ``SeedGroup`` (its seeds in
+(contract §9.10), with only the keys its type has; a group as PyRIT's ``SeedGroup`` (its seeds in
 canonical order) plus Redline's ``id``, ``kind`` and ``alias``; a dataset with PyRIT's
 dataset-level keys. Keys a client sent that PyRIT does not define come back at the top level.
 """

@@ -1,4 +1,4 @@
-"""Seed datasets: named collections with PyRIT's dataset-level defaults (spec §8.6)."""
+"""Seed datasets: named collections with PyRIT's dataset-level defaults (contract §8.6)."""
 
 from __future__ import annotations
 

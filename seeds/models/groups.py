@@ -1,4 +1,4 @@
-"""Seed groups: the seeds that form one test case (spec §8.5)."""
+"""Seed groups: the seeds that form one test case (contract §8.5)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Seeds: prompts, objectives and simulated conversations in one table (spec §8.1 – §8.4)."""
+"""Seeds: prompts, objectives and simulated conversations in one table (contract §8.1 – §8.4)."""
 
 from __future__ import annotations
 
@@ -51,7 +51,7 @@ class Seed(models.Model):
     media = models.ForeignKey(
         MediaBlob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
-    # File name of a media value, for linking media uploaded later (spec §13).
+    # File name of a media value, for linking media uploaded later (contract §13).
     media_key = models.CharField(max_length=255, blank=True, default="")
     name = models.CharField(max_length=255, null=True, blank=True)
     dataset = models.ForeignKey(
@@ -103,7 +103,7 @@ class Seed(models.Model):
             models.CheckConstraint(
                 condition=Q(sequence__gte=0), name="%(app_label)s_%(class)s_sequence_gte_0"
             ),
-            # An objective is always text and never a general technique (spec §8.3).
+            # An objective is always text and never a general technique (contract §8.3).
             models.CheckConstraint(
                 condition=~Q(seed_type=SeedType.OBJECTIVE)
                 | Q(data_type=PromptDataType.TEXT, is_general_technique=False),
@@ -114,7 +114,7 @@ class Seed(models.Model):
                 | Q(num_turns__isnull=False, num_turns__gt=0),
                 name="%(app_label)s_%(class)s_simulated_turns_positive",
             ),
-            # A group has at most one objective and one simulated conversation (spec §8.5).
+            # A group has at most one objective and one simulated conversation (contract §8.5).
             models.UniqueConstraint(
                 fields=["group"],
                 condition=Q(seed_type=SeedType.OBJECTIVE),

@@ -33,7 +33,7 @@ def source_rows(db: Path, sql: str) -> list[tuple]:
         return connection.execute(sql).fetchall()
 
 
-# A PyRIT 0.9 memory file (pre-alembic, spec §11.5): 32-hex UUIDs, ``orchestrator_identifier``,
+# A PyRIT 0.9 memory file (pre-alembic, contract §11.5): 32-hex UUIDs, ``orchestrator_identifier``,
 # legacy ``__type__`` identifiers, a plain-text score category, ``task``, no attack results.
 SCHEMA_0_9 = """
 CREATE TABLE "PromptMemoryEntries" (

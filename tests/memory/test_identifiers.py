@@ -1,4 +1,6 @@
-"""Tests of redteam.core.identifiers against PyRIT 0.12.1's identifier test vectors (spec §10.10).
+"""Tests of redteam.core.identifiers against PyRIT 0.12.1's identifier test vectors.
+
+Contract §10.10.
 
 Every vector and every case helper in ``tests/fixtures/pyrit-1.1.0-small/identifiers.json``
 is a separate test id; the top-level vector fields are the contract, the ``pyrit_1_1_0``

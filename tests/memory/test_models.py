@@ -1,4 +1,4 @@
-"""Database constraints and model-level behaviour of the memory models (spec §1 – §7, §13).
+"""Database constraints and model-level behaviour of the memory models (contract §1 – §7, §13).
 
 Every check/unique constraint gets a test that a violating row raises ``IntegrityError`` (the
 violating statement runs in its own ``transaction.atomic()`` so the test can go on) and a test

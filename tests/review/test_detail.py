@@ -341,7 +341,7 @@ def test_long_values_fold_and_duplicated_pieces_share_scores(viewer):
     )
     html = client_for(viewer).get(f"/conversations/{copy_id}/").content.decode()
     assert 'class="fold-t visually-hidden"' in html and "Show more" in html
-    # Scores join on original_prompt_id (spec §6.4): the copy shows the original's score.
+    # Scores join on original_prompt_id (contract §6.4): the copy shows the original's score.
     assert 'style="width: 25.0%"' in html and "0.25" in html
     assert f'Copy of</dt><dd class="mono">{original.id}' in html
 

@@ -1,4 +1,4 @@
-"""Database constraints and model-level behaviour of the seed models (spec §8).
+"""Database constraints and model-level behaviour of the seed models (contract §8).
 
 Every check/unique constraint gets a test that a violating row raises ``IntegrityError`` (the
 violating statement runs in its own ``transaction.atomic()`` so the test can go on) and a test

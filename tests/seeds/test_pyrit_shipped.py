@@ -3,7 +3,7 @@
 ``tests/seeds/data/pyrit/`` holds verbatim copies of PyRIT's dataset (``.prompt``) and
 single-template (``.yaml``) files, old and new formats (see its README for sources and
 commits). Each is imported through ``manage.py import_seeds`` and compared with what the file
-says, read independently here with ``yaml.safe_load`` and PyRIT's merge rules (spec §8.6, §12):
+says, read independently here with ``yaml.safe_load`` and PyRIT's merge rules (contract §8.6, §12):
 one stored seed per entry, values verbatim, lists, metadata, unknown keys and groups as written.
 Then the dataset is exported and the export imported again: the same seeds come back.
 """

@@ -1,4 +1,4 @@
-"""Seed services and PyRIT's seed-group rules (spec §8.5)."""
+"""Seed services and PyRIT's seed-group rules (contract §8.5)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """PyRIT seed YAML: every fixture file parses and imports exactly; bombs and bad files refused;
-errors name file, line and key; export round-trips (spec §8.6, §12)."""
+errors name file, line and key; export round-trips (contract §8.6, §12)."""
 
 from __future__ import annotations
 

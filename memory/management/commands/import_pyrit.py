@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from memory.transfer.importers.runner import DEFAULT_CHUNK_ROWS
 from memory.transfer.importers.service import ImportFailed, ImportSummary, import_pyrit_db
 
 
@@ -131,7 +132,7 @@ class Command(BaseCommand):
             "--chunk-rows",
             type=int,
             default=None,
-            help="Source rows per transaction (default 2000).",
+            help=f"Source rows per transaction (default {DEFAULT_CHUNK_ROWS}).",
         )
         parser.add_argument(
             "--user",

@@ -2,7 +2,7 @@
 
 What comes out can be posted to the ingestion API again unchanged: field names are PyRIT's
 (0.12 ``MessagePiece.to_dict()`` / ``Score.to_dict()``, 1.1.0 ``AttackResult`` and
-``Conversation`` dumps, spec §9), identifiers are ``ComponentIdentifier.to_dict()`` trees, and
+``Conversation`` dumps, contract §9), identifiers are ``ComponentIdentifier.to_dict()`` trees, and
 the keys a client sent that PyRIT does not define (kept in ``extra``) are merged back at the
 top level. The one addition is ``media`` on pieces (links to stored bytes), which ingestion
 ignores.
@@ -88,7 +88,7 @@ class ScoreSerializer(serializers.ModelSerializer):
 
 
 class MessagePieceSerializer(serializers.ModelSerializer):
-    """PyRIT 0.12 ``MessagePiece.to_dict()``, scores embedded (spec §9.4).
+    """PyRIT 0.12 ``MessagePiece.to_dict()``, scores embedded (contract §9.4).
 
     Expects ``message__conversation`` joined and ``converters`` prefetched. ``media`` (not
     PyRIT) links the stored bytes of media values and is present only when there are some.
@@ -202,7 +202,7 @@ class ConversationSerializer(serializers.ModelSerializer):
 
 
 class _ConversationEntitySerializer(serializers.ModelSerializer):
-    """PyRIT 1.1.0 ``Conversation`` (spec §9.7)."""
+    """PyRIT 1.1.0 ``Conversation`` (contract §9.7)."""
 
     target_identifier = IdentifierField(source="target_identifier_id")
 
@@ -224,7 +224,7 @@ class _MessageSerializer(serializers.Serializer):
 class ConversationDetailSerializer(serializers.Serializer):
     """A whole conversation: ``{"conversation": …, "messages": [{"message_pieces": […]}]}``.
 
-    Exactly the shape ingestion accepts as an item of ``conversations`` (spec §9.6, §9.7):
+    Exactly the shape ingestion accepts as an item of ``conversations`` (contract §9.6, §9.7):
     messages in ``sequence`` order, pieces in their stored order, scores embedded. Labels, harm
     categories and timestamps are on every piece; the list endpoint has the summary columns.
     """
@@ -249,7 +249,7 @@ class ConversationDetailSerializer(serializers.Serializer):
 
 
 class AttackResultSerializer(serializers.ModelSerializer):
-    """PyRIT 1.1.0 ``AttackResult.model_dump(mode="json")`` (spec §9.9).
+    """PyRIT 1.1.0 ``AttackResult.model_dump(mode="json")`` (contract §9.9).
 
     ``last_response`` and ``last_score`` are given by id (``last_response_id``,
     ``last_score_id``), which ingestion accepts as well as the embedded objects; the full

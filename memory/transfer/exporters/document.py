@@ -340,7 +340,7 @@ class _Peekable:
 def _target_implied(conversation: Any, pieces: list[MessagePiece]) -> bool:
     """Leave the conversation's target out when its pieces imply it (0.x data).
 
-    Ingestion copies a conversation's target onto its pieces that have none (spec §9.2), and
+    Ingestion copies a conversation's target onto its pieces that have none (contract §9.2), and
     a conversation sent without one takes the target of its first piece that has one. For a
     0.x conversation whose pieces do not all name a target (system prompts often do not),
     sending the target would fill those pieces on the way back in; sending none gives the

@@ -146,7 +146,7 @@ def _filtered(filterset_class: type, queryset: QuerySet, query: QueryDict) -> Qu
 
 
 def _loose_scores() -> QuerySet[Score]:
-    """Scores no stored piece shows (spec §6.4: joined on ``original_prompt_id``)."""
+    """Scores no stored piece shows (contract §6.4: joined on ``original_prompt_id``)."""
     shown = MessagePiece.objects.filter(original_prompt_id=OuterRef("message_piece_id"))
     return Score.objects.filter(~Exists(shown))
 

@@ -1,4 +1,4 @@
-"""Match media files found under the import's media root to the values naming them (spec §13).
+"""Match media files found under the import's media root to the values naming them (contract §13).
 
 PyRIT keeps media bytes beside its database (``dbdata/prompt-memory-entries/…`` and
 ``dbdata/seed-prompt-entries/…``) and stores their location strings — paths on the machine
@@ -23,7 +23,7 @@ from pathlib import Path
 
 from memory.models.media import MARKERS, media_key, media_suffix
 
-#: Extensions PyRIT writes or reads as media (spec §8.2, §13); outside PyRIT's own results
+#: Extensions PyRIT writes or reads as media (contract §8.2, §13); outside PyRIT's own results
 #: folders only these are listed.
 MEDIA_EXTENSIONS = frozenset(
     {
@@ -148,7 +148,7 @@ class MediaFiles:
     def find(self, location: str, sha256: str | None) -> tuple[MediaFile | None, str | None]:
         """The listed file for a media value, and a warning when a candidate was refused.
 
-        Rules of spec §13 in order: path after the results-folder marker, file name, stored
+        Rules of contract §13 in order: path after the results-folder marker, file name, stored
         SHA-256. With a stored SHA-256 a candidate must have those bytes.
         """
         warning = None

@@ -1,4 +1,6 @@
-"""Turn rows of PyRIT's SQLite tables into the JSON shapes the normaliser accepts (spec §9, §11).
+"""Turn rows of PyRIT's SQLite tables into the JSON shapes the normaliser accepts.
+
+Contract §9, §11.
 
 One :class:`TableReader` per source table, built from the columns the file actually has, so
 every schema generation is read by the same code: 0.9's ``orchestrator_identifier`` and
@@ -8,7 +10,7 @@ attack-result labels all come out under the key names of PyRIT's own ``to_dict``
 §9.2 aliases as for any other input. Columns we do not know are passed through under their
 own name and end up in the object's ``extra``: nothing is dropped silently.
 
-Values are decoded here (spec §11.2): JSON text (the text ``null`` included) is parsed, naive
+Values are decoded here (contract §11.2): JSON text (the text ``null`` included) is parsed, naive
 ``DATETIME`` text becomes an aware UTC datetime, identifier JSON becomes a
 :class:`~redteam.core.identifiers.ComponentIdentifier` (parsed once per distinct text). A value that
 does not decode is passed on as it is, for the normaliser to report with its path.
@@ -91,7 +93,7 @@ class IdentifierCache:
 
     def _check(self, identifier: ComponentIdentifier) -> None:
         """Report each identifier (and child) whose stored hash is not its content's hash:
-        kept verbatim (spec §10.5), but worth knowing (truncated params, another version's
+        kept verbatim (contract §10.5), but worth knowing (truncated params, another version's
         hashing rules)."""
         content = identifier.content_hash()
         if (identifier.hash, content) in self._checked:
@@ -225,7 +227,7 @@ def conversation_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
         "target_identifier": ("target_identifier", ids.one),
         "retries": ("retries", _json),
         "pyrit_version": ("pyrit_version", None),
-        # the content-addressed copy of target_identifier (spec §11.3): the JSON is the truth
+        # the content-addressed copy of target_identifier (contract §11.3): the JSON is the truth
         "target_identifier_hash": None,
     }
     return _reader(schema, "Conversations", known)
@@ -282,7 +284,7 @@ def _attack_finish(data: dict[str, Any]) -> dict[str, Any]:
     for key, kind, description in _RELATED:
         ids = data.pop(key, None)
         if isinstance(ids, list):
-            # PyRIT re-creates the references with these descriptions on load (spec §7)
+            # PyRIT re-creates the references with these descriptions on load (contract §7)
             related.extend(
                 {"conversation_id": cid, "conversation_type": kind, "description": description}
                 for cid in ids
@@ -352,7 +354,7 @@ def scenario_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
 def _seed_finish(data: dict[str, Any]) -> dict[str, Any]:
     is_objective = data.pop("is_objective", None)
     if is_objective:
-        # 0.10–0.12 marked objectives with this flag (spec §11.5)
+        # 0.10–0.12 marked objectives with this flag (contract §11.5)
         data["seed_type"] = "objective"
     elif data.get("seed_type") is None:
         data["seed_type"] = "prompt"

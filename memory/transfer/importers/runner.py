@@ -241,7 +241,7 @@ class Importer:
         self._report("prepared", force=True)
 
     def _build_conversation_tags(self) -> None:
-        """Spec §9.2 / §11.5: 1.x labels and harm categories live on attack results; every
+        """Contract §9.2 / §11.5: 1.x labels and harm categories live on attack results; every
         conversation of an attack (main and related) passes them to its pieces. The first
         attack naming a conversation wins, the main conversation before related ones."""
         self.db.execute(
@@ -391,7 +391,7 @@ class Importer:
 
     def _seed_chunks(self, reader: TableReader) -> Iterator[list[dict[str, Any]]]:
         """Seeds ordered by group, then rowid; a chunk ends only between groups, since
-        PyRIT's group rules hold for a group as a whole (spec §8.5)."""
+        PyRIT's group rules hold for a group as a whole (contract §8.5)."""
         sql = (
             f'SELECT rowid, prompt_group_id, {reader.select} FROM src."SeedPromptEntries" '
             "ORDER BY prompt_group_id IS NULL, prompt_group_id, rowid"
@@ -424,7 +424,7 @@ class Importer:
         self._ingest({self.key: rows})
 
     def _pieces(self, rows: list[dict[str, Any]]) -> None:
-        """Pieces get what 1.x keeps elsewhere (spec §9.2): the conversation's target and the
+        """Pieces get what 1.x keeps elsewhere (contract §9.2): the conversation's target and the
         labels / harm categories of the attack results holding the conversation.
 
         A 1.x ``Conversations`` row is sent with the first chunk holding one of its pieces,
@@ -644,7 +644,7 @@ class Importer:
     # --- media ------------------------------------------------------------------------------
 
     def _match_media(self, batch: NormalizedBatch) -> list[tuple[str, MediaFile]]:
-        """Reader side: the listed file of each media value of the batch (spec §13), counting
+        """Reader side: the listed file of each media value of the batch (contract §13), counting
         matched and missing values; returns the distinct (value, file) pairs found."""
         values: list[tuple[str, str | None]] = []
         for piece in batch.pieces:

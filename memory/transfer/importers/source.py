@@ -1,6 +1,6 @@
 """Open a PyRIT SQLite memory file read-only and tell which schema generation wrote it.
 
-Spec §11: the generation is told by the tables and columns present (and, from PyRIT 0.14 on,
+Contract §11: the generation is told by the tables and columns present (and, from PyRIT 0.14 on,
 by the alembic revision), never by the file name. Everything here only reads the source: it
 is attached read-only (``mode=ro``) to a private scratch database, where the importer keeps
 its lookup tables, so the user's file is never written and memory stays bounded however big
@@ -21,7 +21,7 @@ from memory.transfer.importers.errors import ImportFailed
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
-#: PyRIT's alembic chain, base first (spec §11.5). A revision outside it is a schema we do
+#: PyRIT's alembic chain, base first (contract §11.5). A revision outside it is a schema we do
 #: not know: newer than PyRIT 1.1.0, or a fork.
 ALEMBIC_REVISIONS = (
     "ab8f2c1a9d07",

@@ -1,6 +1,6 @@
 """Normalise PyRIT memory JSON of any version into the typed specs of ``memory.storage.specs``.
 
-Pure functions: no database access and no queries. Accepted shapes are those of spec §9: 0.9
+Pure functions: no database access and no queries. Accepted shapes are those of contract §9: 0.9
 ``PromptRequestPiece.to_dict``, 0.12 ``MessagePiece.to_dict`` (scores embedded), PyRIT 1.1.0
 ``model_dump(mode="json")`` and the two fixture export layouts. The §9.2 key aliases are
 applied here, so the write services only ever see the current names.
@@ -378,7 +378,7 @@ def _fast_score(data: Any) -> ScoreSpec | None:
 def normalize_piece(
     data: Any, path: str, *, default_conversation_id: str | None = None
 ) -> tuple[NormalizedPiece | None, list[Problem]]:
-    """Normalise one piece dict of any PyRIT version (spec §2, §9.4 – §9.6).
+    """Normalise one piece dict of any PyRIT version (contract §2, §9.4 – §9.6).
 
     Applies the §9.2 aliases (``orchestrator_identifier`` → ``attack_identifier``, originator
     ``orchestrator`` → ``attack``), parses ids and timestamps, validates the enumerations and
@@ -497,7 +497,7 @@ def _normalize_piece(
 
 
 def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Problem]]:
-    """Normalise one score dict (spec §6, §9.8) of 0.9, 0.12 or 1.1.0.
+    """Normalise one score dict (contract §6, §9.8) of 0.9, 0.12 or 1.1.0.
 
     Aliases ``prompt_request_response_id`` → ``message_piece_id`` and ``task`` → ``objective``
     (the current name wins when both are set); the string ``"None"`` as piece id means no
@@ -612,7 +612,7 @@ ATTACK_RESULT_NAMESPACE = uuid.UUID("2b7f0c55-8a43-4f0e-a1a4-3c9f5d6e7b21")
 
 
 def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | None, list[Problem]]:
-    """Normalise one attack result (spec §7, §9.9) of 0.12 or 1.1.0.
+    """Normalise one attack result (contract §7, §9.9) of 0.12 or 1.1.0.
 
     ``attack_result_id`` (or ``id``) becomes the id (without either, a UUID5 of conversation
     id and objective, so re-sending updates); ``last_response`` / ``last_score`` may be
@@ -730,7 +730,7 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
 def normalize_conversation(
     data: Any, path: str
 ) -> tuple[NormalizedConversation | None, list[Problem]]:
-    """Normalise a 1.1.0 ``Conversation`` dict (spec §4.3, §9.7)."""
+    """Normalise a 1.1.0 ``Conversation`` dict (contract §4.3, §9.7)."""
     if not isinstance(data, Mapping):
         return None, not_object(data, path)
     problems: list[Problem] = []
@@ -775,7 +775,7 @@ def normalize_scorable_content(
     data: Any, path: str
 ) -> tuple[ScorableContentSpec | None, list[Problem]]:
     """Normalise a 1.1.0 ``ScorableContentEntries`` row ``{id, value, value_sha256, data_type,
-    timestamp}``; scores name it through ``scorable.content_id`` (spec §6.3)."""
+    timestamp}``; scores name it through ``scorable.content_id`` (contract §6.3)."""
     if not isinstance(data, Mapping):
         return None, not_object(data, path)
     problems: list[Problem] = []
@@ -876,7 +876,7 @@ class _BatchBuilder:
             pieces = self.add_pieces(
                 item[key], f"{item_path}.{key}", default_conversation_id=default_conversation_id
             )
-            # spec §3 rules 2 and 3: one message object = one (conversation, sequence)
+            # contract §3 rules 2 and 3: one message object = one (conversation, sequence)
             if pieces:
                 first = pieces[0]
                 for piece in pieces[1:]:
@@ -1095,7 +1095,7 @@ PAYLOAD_KEYS = tuple(_ADDERS)
 
 
 def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
-    """Normalise a whole payload (spec §9) into a :class:`NormalizedBatch` plus problems.
+    """Normalise a whole payload (contract §9) into a :class:`NormalizedBatch` plus problems.
 
     ``payload`` is either a JSON array of piece dicts (0.x ``export_conversations``) or an
     object with any of ``conversations`` (1.1.0 ``{"conversation", "messages"}``), ``messages``
@@ -1105,7 +1105,7 @@ def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
     ``export_format``, ``pyrit_version``, ``note`` and unknown keys go to ``meta``.
 
     Pieces are grouped into messages by (conversation_id, sequence) in source order, and a
-    message whose pieces disagree on the role is a problem (spec §3). The conversation target
+    message whose pieces disagree on the role is a problem (contract §3). The conversation target
     and the attack results' labels / harm categories are copied onto pieces lacking them
     (§9.2), and the export's ``pyrit_version`` onto specs without one.
     """

@@ -1,4 +1,4 @@
-"""Normalise PyRIT seeds, seed groups and scenario results of any version (spec §8, §9.10).
+"""Normalise PyRIT seeds, seed groups and scenario results of any version (contract §8, §9.10).
 
 Pure functions like ``memory.transfer.ingest.normalize``: no database access; every problem
 is returned with its path, and unknown keys go to ``extra``.
@@ -100,7 +100,7 @@ def normalize_seed(data: Any, path: str) -> tuple[SeedSpec | None, list[Problem]
         **kwargs,
     )
     if seed_type != SeedType.PROMPT:
-        # PyRIT discards these for objectives and simulated conversations (spec §8.6).
+        # PyRIT discards these for objectives and simulated conversations (contract §8.6).
         spec.data_type = PromptDataType.TEXT
         spec.role = None
     if is_simulation and spec.num_turns is None:

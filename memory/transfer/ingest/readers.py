@@ -147,7 +147,7 @@ def read_uuid(
 
 
 def parse_timestamp(value: Any, path: str, problems: list[Problem]) -> datetime | None:
-    """An aware datetime from ISO-8601 (``Z`` accepted); naive values are UTC (spec §2.1)."""
+    """An aware datetime from ISO-8601 (``Z`` accepted); naive values are UTC (contract §2.1)."""
     if value is None:
         return None
     if isinstance(value, datetime):

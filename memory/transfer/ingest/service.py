@@ -15,7 +15,7 @@ from redteam.core.collector import fewer_collections
 def ingest(
     *, payload: Any, partial: bool = False, actor: AbstractBaseUser | None = None
 ) -> IngestReport:
-    """Normalise and ingest one payload of any PyRIT shape (spec §9); see
+    """Normalise and ingest one payload of any PyRIT shape (contract §9); see
     :func:`memory.storage.write.ingest_batch` for ``partial`` and ``actor``."""
     started = time.perf_counter()
     with fewer_collections():

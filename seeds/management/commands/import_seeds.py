@@ -1,4 +1,4 @@
-"""``manage.py import_seeds FILE_OR_DIR…``: import PyRIT seed YAML files (spec §12).
+"""``manage.py import_seeds FILE_OR_DIR…``: import PyRIT seed YAML files (contract §12).
 
 Directories are searched recursively for ``*.prompt``, ``*.yaml`` and ``*.yml``. Prints, per
 file, how many seeds are new, identical (skipped), changed (updated) or invalid, with every
