@@ -32,6 +32,7 @@ from memory.storage.filters import AttackResultFilter, ConversationFilter
 from redteam.core.choices import AttackOutcome, ConversationType
 from redteam.core.forms import datetime_input_value
 from redteam.core.htmx import wants_fragment
+from redteam.core.pagination import Page, paginate
 
 #: Rows per page.
 PER_PAGE = 50
@@ -149,92 +150,6 @@ class When:
 
 #: Matches counted exactly before a list says "more than"; ``?count=all`` lifts the cap.
 COUNT_CAP = 1000
-#: The highest page number a list serves (its offset must fit the databases' 64-bit integers).
-MAX_PAGE_NUMBER = 10**9
-
-
-@dataclass
-class Page:
-    """One page of a list: its rows and what the pagination links need.
-
-    ``count`` is exact when ``exact``; otherwise it is ``COUNT_CAP`` and the list has more.
-    """
-
-    rows: list[Any]
-    number: int
-    per_page: int
-    count: int
-    exact: bool
-    has_next: bool
-
-    @property
-    def num_pages(self) -> int | None:
-        """Pages in the whole list (at least one), or None when the count is capped."""
-        return max(1, -(-self.count // self.per_page)) if self.exact else None
-
-    @property
-    def has_other_pages(self) -> bool:
-        """More than one page exists."""
-        return self.number > 1 or self.has_next
-
-    @property
-    def start_index(self) -> int:
-        """1-based index of the first row shown (0 when there is none)."""
-        return (self.number - 1) * self.per_page + 1 if self.rows else 0
-
-    @property
-    def end_index(self) -> int:
-        """1-based index of the last row shown."""
-        return (self.number - 1) * self.per_page + len(self.rows)
-
-    @property
-    def count_display(self) -> str:
-        """``1,234`` or ``1,000+``."""
-        return f"{self.count:,}" if self.exact else f"{self.count:,}+"
-
-
-def paginate(
-    queryset: QuerySet,
-    *,
-    page: str | None,
-    load: Callable[[list[Any]], Iterable[Any]],
-    per_page: int | None = None,
-    count_all: bool = False,
-) -> Page:
-    """The requested page (a bad page number gives the first, one past the end the last).
-
-    Matches are counted up to ``COUNT_CAP`` (``SELECT COUNT(*) FROM (… LIMIT cap + 1)``) unless
-    ``count_all``: an exact count visits every match, ~35 ms of CPU per 20,000 on SQLite,
-    while the capped count stops early (bench/attack_list.py).
-
-    Rows come in two steps: the filtered, ordered query selects only the page's primary keys,
-    then ``load(pks)`` reads those rows with their joins. In one query SQLite (driving from a
-    filter's index) joins every match before sorting and cutting the page.
-    """
-    per_page = per_page or PER_PAGE
-    counted = queryset.order_by() if count_all else queryset.order_by()[: COUNT_CAP + 1]
-    count = counted.count()
-    exact = count_all or count <= COUNT_CAP
-    count = count if exact else COUNT_CAP
-    try:
-        number = max(int(page or 1), 1)
-    except ValueError:
-        number = 1
-    # Past the count cap the last page is unknown; keep the offset a 64-bit integer.
-    number = min(number, MAX_PAGE_NUMBER)
-    if exact:
-        number = min(number, max(1, -(-count // per_page)))
-    offset = (number - 1) * per_page
-    # Nothing matched: skip the page query (for a text filter it would scan the table again).
-    pks = []
-    if count:
-        pks = list(queryset.values_list("pk", flat=True)[offset : offset + per_page + 1])
-    has_next = len(pks) > per_page
-    found = {row.pk: row for row in load(pks[:per_page])} if pks else {}
-    rows = [found[pk] for pk in pks[:per_page] if pk in found]
-    return Page(
-        rows=rows, number=number, per_page=per_page, count=count, exact=exact, has_next=has_next
-    )
 
 
 def page_links(params: QueryDict, page: Page) -> list[dict[str, Any]]:
@@ -461,6 +376,8 @@ def _run_list(
         filterset.qs.order_by(*order),
         page=request.GET.get("page"),
         load=load,
+        per_page=PER_PAGE,
+        cap=COUNT_CAP,
         count_all=request.GET.get("count") == "all",
     )
     return filterset, page, sort, []

@@ -14,117 +14,15 @@ from typing import Any
 from urllib.parse import urlencode
 
 from django.contrib import admin
-from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
-from django.db import DatabaseError, connections, models
+from django.db import models
 from django.db.models.functions import Substr
 from django.http import HttpRequest
 from django.urls import reverse
-from django.utils.functional import cached_property
 from django.utils.html import format_html
 from django.utils.safestring import SafeString
 
+from redteam.core.pagination import EstimatedCountPaginator
 from redteam.core.uuids import parse_uuid
-
-#: Rows counted exactly before a changelist switches to an estimate.
-COUNT_LIMIT = 10_000
-
-
-def table_row_estimate(model: type[models.Model], using: str) -> int | None:
-    """The planner's row estimate for ``model``'s table, or None when the database has none.
-
-    PostgreSQL keeps ``pg_class.reltuples`` up to date through autovacuum/ANALYZE (-1 before the
-    first one); SQLite has ``sqlite_stat1`` only after ``ANALYZE`` has run. Either is a single
-    catalogue read, whatever the table's size.
-    """
-    connection = connections[using]
-    table = model._meta.db_table
-    with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            cursor.execute(
-                "SELECT reltuples::bigint FROM pg_class WHERE oid = to_regclass(%s)", [table]
-            )
-            row = cursor.fetchone()
-        elif connection.vendor == "sqlite":
-            try:
-                # The first number of an index's stat is the number of rows in the table.
-                cursor.execute(
-                    "SELECT stat FROM sqlite_stat1 WHERE tbl = %s AND stat IS NOT NULL LIMIT 1",
-                    [table],
-                )
-            except DatabaseError:  # No ANALYZE yet: the stat table does not exist.
-                return None
-            stat = cursor.fetchone()
-            row = (int(stat[0].split()[0]),) if stat else None
-        else:
-            return None
-    if not row or row[0] is None or row[0] < 0:
-        return None
-    return int(row[0])
-
-
-class EstimatedCountPaginator(Paginator):
-    """A paginator that never counts more than ``count_limit + 1`` rows.
-
-    ``count`` runs ``SELECT COUNT(*) FROM (SELECT … LIMIT count_limit + 1)``: exact for small
-    results, and cheap for huge ones because the database stops after ``count_limit + 1`` rows.
-    When that bound is reached the count is a lower bound (``count_is_estimate``); for an
-    unfiltered table it is replaced by the database's own row estimate (PostgreSQL
-    ``reltuples``, SQLite ``sqlite_stat1``), one more catalogue query only in that case. Pages
-    past the estimated end stay reachable (they may simply be empty), so an estimate that is too
-    low never hides rows.
-
-    Worst case: a filter or search that matches fewer than ``count_limit`` rows of a huge table
-    still has to look at every row to prove it — narrow by an indexed filter (date, id) first.
-    """
-
-    count_limit = COUNT_LIMIT
-
-    @cached_property
-    def _bounded_count(self) -> int:
-        object_list = self.object_list
-        if not isinstance(object_list, models.QuerySet):
-            return len(object_list)
-        # Ordering is irrelevant to a count and would make the database sort before limiting;
-        # selecting only the key keeps list annotations (previews) out of the counted rows.
-        return object_list.order_by().values("pk")[: self.count_limit + 1].count()
-
-    @cached_property
-    def count_is_estimate(self) -> bool:
-        """True when ``count`` is a lower bound or a planner estimate, not an exact count."""
-        return self._bounded_count > self.count_limit
-
-    @cached_property
-    def count(self) -> int:
-        bounded = self._bounded_count
-        if not self.count_is_estimate:
-            return bounded
-        object_list = self.object_list
-        if not object_list.query.where:
-            estimate = table_row_estimate(object_list.model, using=object_list.db)
-            if estimate is not None:
-                return max(estimate, bounded)
-        return bounded
-
-    def validate_number(self, number: Any) -> int:
-        if not self.count_is_estimate:
-            return super().validate_number(number)
-        # The end is unknown: accept any page from 1 on (a page past the end is empty).
-        try:
-            if isinstance(number, float) and not number.is_integer():
-                raise ValueError
-            number = int(number)
-        except (TypeError, ValueError) as exc:
-            raise PageNotAnInteger(self.error_messages["invalid_page"]) from exc
-        if number < 1:
-            raise EmptyPage(self.error_messages["min_page"])
-        return number
-
-    def page(self, number: Any):
-        if not self.count_is_estimate:
-            return super().page(number)
-        number = self.validate_number(number)
-        bottom = (number - 1) * self.per_page
-        return self._get_page(self.object_list[bottom : bottom + self.per_page], number, self)
 
 
 class LargeTableAdminMixin:

@@ -30,7 +30,7 @@ from memory.models import (
     ScorableContent,
     Score,
 )
-from redteam.core.admin import EstimatedCountPaginator
+from redteam.core.pagination import EstimatedCountPaginator
 from tests.factories import (
     make_attack,
     make_conversation,

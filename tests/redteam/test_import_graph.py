@@ -31,8 +31,8 @@ def test_contributing_shows_the_current_import_graph():
     assert graph.startswith("flowchart TD\n")
     contributing = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     assert f"```mermaid\n{graph}```" in contributing, (
-        "CONTRIBUTING.md's import graph is stale: paste the output of "
-        "`.venv/bin/python manage.py import_graph`"
+        "CONTRIBUTING.md's import graph is stale: run "
+        "`.venv/bin/python manage.py import_graph --update CONTRIBUTING.md`"
     )
 
 

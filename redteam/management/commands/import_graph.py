@@ -8,6 +8,7 @@ stands for. CONTRIBUTING.md shows this output, and a test keeps the two the same
 from __future__ import annotations
 
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError
@@ -72,8 +73,28 @@ def mermaid(edges: Counter[tuple[str, str]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def replace_block(text: str, graph: str) -> str:
+    """``text`` with its first Mermaid code block replaced by ``graph``."""
+    start = text.index("```mermaid\n") + len("```mermaid\n")
+    end = text.index("```", start)
+    return text[:start] + graph + text[end:]
+
+
 class Command(BaseCommand):
     help = "Print the import graph of the code's parts as a Mermaid diagram."
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        self.stdout.write(mermaid(part_edges()), ending="")
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument(
+            "--update",
+            metavar="FILE",
+            help="Replace the first ```mermaid block of FILE (e.g. CONTRIBUTING.md) instead.",
+        )
+
+    def handle(self, *args: Any, update: str | None = None, **options: Any) -> None:
+        graph = mermaid(part_edges())
+        if update is None:
+            self.stdout.write(graph, ending="")
+            return
+        path = Path(update)
+        path.write_text(replace_block(path.read_text(encoding="utf-8"), graph), encoding="utf-8")
+        self.stdout.write(f"updated {path}")
