@@ -15,36 +15,9 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from seeds.fields import EXPORTED_COLUMNS
 from seeds.models import Seed, SeedDataset
 from seeds.yaml_io import export_seed_file
-
-_EXPORTED = (
-    "value",
-    "value_sha256",
-    "seed_type",
-    "data_type",
-    "role",
-    "sequence",
-    "name",
-    "dataset_name",
-    "description",
-    "harm_categories",
-    "authors",
-    "groups",
-    "source",
-    "metadata",
-    "parameters",
-    "is_general_technique",
-    "response_json_schema",
-    "num_turns",
-    "adversarial_chat_system_prompt_path",
-    "simulated_target_system_prompt_path",
-    "next_message_system_prompt_path",
-    "pyrit_version",
-    "date_added",
-    "added_by",
-    "extra",
-)
 
 
 def export_filename(name: str) -> str:
@@ -61,7 +34,7 @@ def _ordered(seeds: QuerySet[Seed]) -> list[Seed]:
         seeds.select_related(None)
         .select_related("group")
         .order_by("created_at", "id")
-        .only(*_EXPORTED, "position", "group")
+        .only(*EXPORTED_COLUMNS, "position", "group")
     )
     by_group: dict[uuid.UUID, list[Seed]] = {}
     for seed in rows:
@@ -103,7 +76,7 @@ def seed_dicts(seeds: QuerySet[Seed]) -> list[dict[str, Any]]:
     aliases = _aliases(ordered)
     out = []
     for seed in ordered:
-        item = {name: getattr(seed, name) for name in _EXPORTED}
+        item = {name: getattr(seed, name) for name in EXPORTED_COLUMNS}
         item["prompt_group_alias"] = aliases.get(seed.group_id) if seed.group_id else None
         out.append(item)
     return out

@@ -26,10 +26,10 @@ from typing import TYPE_CHECKING, Any
 from django.db import transaction
 
 from redteam.core.choices import SeedType
+from seeds.fields import CURATED_FIELDS, DATASET_DEFAULTS
 from seeds.models import Seed, SeedDataset, SeedGroup
 from seeds.rules import group_problems, normalise_group
 from seeds.services import (
-    CURATED_FIELDS,
     content_key,
     group_kind,
     seed_dataset_fill_defaults,
@@ -48,19 +48,6 @@ if TYPE_CHECKING:
 NEW, IDENTICAL, CHANGED, INVALID = "new", "identical", "changed", "invalid"
 STATUSES = (NEW, IDENTICAL, CHANGED, INVALID)
 
-#: Dataset-level YAML keys mapped to ``SeedDataset`` fields.
-_DATASET_DEFAULTS = {
-    "name": "default_seed_name",
-    "description": "description",
-    "harm_categories": "harm_categories",
-    "authors": "authors",
-    "groups": "groups",
-    "source": "source",
-    "data_type": "data_type",
-    "seed_type": "seed_type",
-    "date_added": "date_added",
-    "added_by": "added_by",
-}
 #: Fields compared only when the file sets them (else PyRIT would fill "now" / the user).
 _ONLY_WHEN_GIVEN = ("date_added", "added_by")
 
@@ -385,7 +372,7 @@ def _write(plan: ImportPlan, *, actor: AbstractBaseUser | None) -> ImportResult:
         if name in datasets:
             defaults = {
                 field_name: planned.parsed.defaults.get(key)
-                for key, field_name in _DATASET_DEFAULTS.items()
+                for key, field_name in DATASET_DEFAULTS.items()
             }
             dataset = datasets[name]
             # The first file of a new dataset sets its defaults; later ones only fill gaps.

@@ -32,6 +32,7 @@ from redteam.core.errors import InvalidMemory, Problem
 from redteam.core.hashing import sha256_text
 from seeds import templating
 from seeds.choices import SeedGroupKind
+from seeds.fields import DATASET_DEFAULT_FIELDS, SEED_COLUMNS
 from seeds.models import Seed, SeedDataset, SeedGroup
 from seeds.rules import group_problems, normalise_group
 from seeds.specs import SeedSpec
@@ -39,75 +40,6 @@ from seeds.specs import SeedSpec
 if TYPE_CHECKING:
     from django.contrib.auth.models import AbstractBaseUser
 
-#: Stored fields of a seed that a spec decides (compared to tell whether an upsert changes it).
-SEED_FIELDS = (
-    "seed_type",
-    "value",
-    "value_sha256",
-    "data_type",
-    "media_key",
-    "name",
-    "dataset_id",
-    "dataset_name",
-    "harm_categories",
-    "description",
-    "authors",
-    "groups",
-    "source",
-    "date_added",
-    "added_by",
-    "metadata",
-    "group_id",
-    "sequence",
-    "position",
-    "role",
-    "parameters",
-    "is_general_technique",
-    "response_json_schema",
-    "num_turns",
-    "adversarial_chat_system_prompt_path",
-    "simulated_target_system_prompt_path",
-    "next_message_system_prompt_path",
-    "pyrit_version",
-    "extra",
-)
-#: Fields a curator's bulk edits and the YAML importer compare to call a seed "changed".
-CURATED_FIELDS = (
-    "name",
-    "description",
-    "harm_categories",
-    "authors",
-    "groups",
-    "source",
-    "metadata",
-    "parameters",
-    "is_general_technique",
-    "response_json_schema",
-    "num_turns",
-    "adversarial_chat_system_prompt_path",
-    "simulated_target_system_prompt_path",
-    "next_message_system_prompt_path",
-    "pyrit_version",
-    "extra",
-    "date_added",
-    "added_by",
-    "data_type",
-    "role",
-    "sequence",
-)
-#: Dataset fields a YAML file's top level sets (``default_seed_name`` is PyRIT's ``name``).
-DATASET_DEFAULT_FIELDS = (
-    "default_seed_name",
-    "description",
-    "harm_categories",
-    "authors",
-    "groups",
-    "source",
-    "data_type",
-    "seed_type",
-    "date_added",
-    "added_by",
-)
 
 _SPEC_FIELDS = {f.name for f in dataclass_fields(SeedSpec)}
 
@@ -662,7 +594,7 @@ def seed_group_save(
                 row.created_at = old.created_at
                 if old.value == row.value and row.media_id is None:
                     row.media_id, row.value_sha256 = old.media_id, old.value_sha256
-                if all(getattr(old, f) == getattr(row, f) for f in SEED_FIELDS):
+                if all(getattr(old, f) == getattr(row, f) for f in SEED_COLUMNS):
                     continue
             row._state.adding = old is None
             _with_actor(row, actor).save(force_insert=old is None)

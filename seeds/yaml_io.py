@@ -27,6 +27,13 @@ from typing import Any
 import yaml
 
 from redteam.core.choices import ChatMessageRole, PromptDataType, SeedType, is_media_value
+from seeds.fields import (
+    COMMON_LIST_FIELDS,
+    JSON_ONLY_KEYS,
+    SIMULATION_FIELDS,
+    YAML_DATASET_KEYS,
+    YAML_SEED_KEYS,
+)
 from seeds.specs import SeedSpec
 from seeds.templating import PYRIT_PATH_VARIABLES, analyse
 
@@ -37,66 +44,9 @@ MAX_NODES = 200_000
 #: Most seeds in one file.
 MAX_SEEDS = 20_000
 
-#: Dataset-level keys of PyRIT's format (``is_objective``: the 0.10-era spelling; ``prompts``:
-#: the older name of the ``seeds`` list, still used by files PyRIT ships).
-DATASET_KEYS = (
-    "dataset_name",
-    "name",
-    "description",
-    "harm_categories",
-    "authors",
-    "groups",
-    "source",
-    "data_type",
-    "seed_type",
-    "date_added",
-    "added_by",
-    "is_objective",
-    "seeds",
-    "prompts",
-)
-#: Seed-level keys Redline understands; other keys are kept in ``extra`` and exported back.
-SEED_KEYS = (
-    "value",
-    "value_sha256",
-    "data_type",
-    "seed_type",
-    "is_objective",
-    "role",
-    "sequence",
-    "prompt_group_alias",
-    "prompt_group_id",
-    "name",
-    "dataset_name",
-    "description",
-    "harm_categories",
-    "authors",
-    "groups",
-    "source",
-    "metadata",
-    "parameters",
-    "is_general_technique",
-    "date_added",
-    "added_by",
-    "response_json_schema",
-    "num_turns",
-    "adversarial_chat_system_prompt_path",
-    "simulated_target_system_prompt_path",
-    "next_message_system_prompt_path",
-    "pyrit_version",
-)
 #: PyRIT seed keys Redline stores verbatim in ``extra`` without interpreting them (and exports
 #: back): ``response_json_schema_name`` names a schema in PyRIT's registry, resolved on load.
 KEPT_SEED_KEYS = ("response_json_schema_name",)
-_LIST_KEYS = ("harm_categories", "authors", "groups")
-#: Keys of PyRIT's JSON dumps (kept in ``extra`` on ingestion) that have no place in YAML.
-_JSON_ONLY_KEYS = ("id", "is_jinja_template", "seed_class", "media")
-_SIMULATION_KEYS = (
-    "num_turns",
-    "adversarial_chat_system_prompt_path",
-    "simulated_target_system_prompt_path",
-    "next_message_system_prompt_path",
-)
 
 
 # --- results ------------------------------------------------------------------------------------
@@ -483,7 +433,7 @@ def _parse_dataset(
 ) -> None:
     top = _Fields(data, file=parsed.name, line=1, lines=lines)
     for key in data:
-        if key not in DATASET_KEYS:
+        if key not in YAML_DATASET_KEYS:
             # PyRIT passes every top-level key to SeedDataset(...), which refuses unknown ones.
             top.issue(str(key), "unknown dataset key (PyRIT's loader refuses it)")
     # Older PyRIT files (some still shipped with it) call the list ``prompts``.
@@ -659,11 +609,11 @@ def _parse_seed(
     if is_simulation:
         spec.sequence = f.integer("sequence", default=0) or 0
         spec.num_turns = f.integer("num_turns", default=3, minimum=1)
-        for key in _SIMULATION_KEYS[1:]:
+        for key in SIMULATION_FIELDS[1:]:
             setattr(spec, key, f.text(key))
         if not value:
             spec.value = _simulation_value(spec)
-    kept = {str(k): v for k, v in data.items() if k not in SEED_KEYS}
+    kept = {str(k): v for k, v in data.items() if k not in YAML_SEED_KEYS}
     unknown = [k for k in kept if k not in KEPT_SEED_KEYS]
     if kept:
         try:
@@ -748,7 +698,7 @@ def export_seed_file(
 ) -> str:
     """A PyRIT dataset file (``SeedDataset.from_yaml_file``) holding ``seeds``.
 
-    ``seeds`` are dicts with the keys of :data:`SEED_KEYS` (plus ``extra``), already in group
+    ``seeds`` are dicts with the keys of :data:`YAML_SEED_KEYS` (plus ``extra``), already in group
     order, with ``prompt_group_alias`` set for grouped seeds. Every seed carries its own values
     explicitly: dataset-level keys other than ``dataset_name`` would be merged into every seed
     on the way back in, so they are written as a comment only.
@@ -781,7 +731,7 @@ def _export_seed(seed: Mapping[str, Any], dataset_name: str | None) -> dict[str,
         out["sequence"] = seed.get("sequence") or 0
     if seed_type == SeedType.SIMULATED_CONVERSATION:
         out["sequence"] = seed.get("sequence") or 0
-        for key in _SIMULATION_KEYS:
+        for key in SIMULATION_FIELDS:
             if seed.get(key) is not None:
                 out[key] = seed[key]
     if seed.get("prompt_group_alias"):
@@ -794,7 +744,7 @@ def _export_seed(seed: Mapping[str, Any], dataset_name: str | None) -> dict[str,
             out[key] = seed[key]
     if seed.get("dataset_name") and seed["dataset_name"] != dataset_name:
         out["dataset_name"] = seed["dataset_name"]
-    for key in (*_LIST_KEYS, "parameters"):
+    for key in (*COMMON_LIST_FIELDS, "parameters"):
         if seed.get(key):
             out[key] = list(seed[key])
     if seed.get("metadata"):
@@ -811,7 +761,7 @@ def _export_seed(seed: Mapping[str, Any], dataset_name: str | None) -> dict[str,
         moment = seed["date_added"]
         out["date_added"] = moment.astimezone(UTC) if isinstance(moment, datetime) else moment
     for key, value in (seed.get("extra") or {}).items():
-        if key not in out and key not in (*SEED_KEYS, *DATASET_KEYS, *_JSON_ONLY_KEYS):
+        if key not in out and key not in (*YAML_SEED_KEYS, *YAML_DATASET_KEYS, *JSON_ONLY_KEYS):
             out[key] = value
     return out
 

@@ -19,10 +19,10 @@ from memory.models.media_links import MediaIndex
 from memory.storage.batch import NormalizedSeedGroup
 from redteam.core.choices import is_media_value
 from redteam.core.errors import Problem
+from seeds.fields import SEED_COLUMNS
 from seeds.models import Seed, SeedDataset, SeedGroup
 from seeds.rules import group_problems, normalise_group
 from seeds.services import (
-    SEED_FIELDS,
     group_kind,
     seed_datasets_ensure,
     seed_groups_write,
@@ -138,8 +138,8 @@ class SeedPlan:
                 row.date_added = existing.date_added
             if row.media_id is None:
                 row.media_id = existing.media_id
-            if any(getattr(existing, f) != getattr(row, f) for f in SEED_FIELDS):
-                for name in (*SEED_FIELDS, "media_id"):
+            if any(getattr(existing, f) != getattr(row, f) for f in SEED_COLUMNS):
+                for name in (*SEED_COLUMNS, "media_id"):
                     setattr(existing, name, getattr(row, name))
                 updates.append(existing)
                 self.status[path] = UPDATED
@@ -149,7 +149,7 @@ class SeedPlan:
         seed_rows_write(
             creates=creates,
             updates=updates,
-            update_fields=[f.removesuffix("_id") for f in SEED_FIELDS] + ["media"],
+            update_fields=[f.removesuffix("_id") for f in SEED_COLUMNS] + ["media"],
             actor=self.actor,
         )
         self._group_status()

@@ -15,18 +15,10 @@ from rest_framework import serializers
 
 from redteam.core.api import media_url, merge_extra
 from seeds.choices import SeedType
+from seeds.fields import DATASET_DEFAULTS, PROMPT_ONLY, SEED_FIELD_NAMES, SIMULATED_ONLY
 from seeds.models import Seed, SeedDataset, SeedGroup
 
-#: Keys only one seed type has, in PyRIT's dump order.
-_PROMPT_ONLY = ("response_json_schema", "role", "sequence", "parameters")
-_SIMULATED_ONLY = (
-    "num_turns",
-    "sequence",
-    "adversarial_chat_system_prompt_path",
-    "simulated_target_system_prompt_path",
-    "next_message_system_prompt_path",
-)
-_TYPED_KEYS = {*_PROMPT_ONLY, *_SIMULATED_ONLY}
+_TYPED_KEYS = {*PROMPT_ONLY, *SIMULATED_ONLY}
 
 
 class SeedSerializer(serializers.ModelSerializer):
@@ -44,30 +36,7 @@ class SeedSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Seed
-        fields = [
-            "value",
-            "value_sha256",
-            "id",
-            "name",
-            "dataset_name",
-            "harm_categories",
-            "description",
-            "authors",
-            "groups",
-            "source",
-            "date_added",
-            "added_by",
-            "metadata",
-            "prompt_group_id",
-            "prompt_group_alias",
-            "is_general_technique",
-            "is_jinja_template",
-            "data_type",
-            "seed_type",
-            *dict.fromkeys([*_PROMPT_ONLY, *_SIMULATED_ONLY]),
-            "pyrit_version",
-            "media",
-        ]
+        fields = [*SEED_FIELD_NAMES, "media"]
         read_only_fields = fields
 
     def get_prompt_group_alias(self, seed: Seed) -> str | None:
@@ -92,8 +61,8 @@ class SeedSerializer(serializers.ModelSerializer):
     def to_representation(self, instance: Seed) -> dict[str, Any]:
         data = super().to_representation(instance)
         keep = {
-            SeedType.PROMPT: set(_PROMPT_ONLY),
-            SeedType.SIMULATED_CONVERSATION: set(_SIMULATED_ONLY),
+            SeedType.PROMPT: set(PROMPT_ONLY),
+            SeedType.SIMULATED_CONVERSATION: set(SIMULATED_ONLY),
         }.get(instance.seed_type, set())
         for key in _TYPED_KEYS - keep:
             del data[key]
@@ -133,20 +102,7 @@ class SeedDatasetSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = SeedDataset
-        fields = [
-            "dataset_name",
-            "name",
-            "description",
-            "harm_categories",
-            "authors",
-            "groups",
-            "source",
-            "data_type",
-            "seed_type",
-            "date_added",
-            "added_by",
-            "seed_count",
-        ]
+        fields = ["dataset_name", *DATASET_DEFAULTS, "seed_count"]
         read_only_fields = fields
 
     def to_representation(self, instance: SeedDataset) -> dict[str, Any]:

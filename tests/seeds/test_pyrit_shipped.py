@@ -25,9 +25,10 @@ from django.core.management.base import CommandError
 
 from redteam.core.choices import is_media_value
 from seeds.exporting import export_dataset
+from seeds.fields import YAML_SEED_KEYS as SEED_KEYS
 from seeds.importing import CHANGED, IDENTICAL, INVALID, NEW, import_plan
 from seeds.models import Seed, SeedDataset, SeedGroup
-from seeds.yaml_io import KEPT_SEED_KEYS, SEED_KEYS, parse_seed_file
+from seeds.yaml_io import KEPT_SEED_KEYS, parse_seed_file
 
 DATA = Path(__file__).parent / "data" / "pyrit"
 FILES = sorted(
