@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime
 from typing import Any
 
 from memory.storage.batch import (
@@ -39,7 +38,7 @@ from memory.transfer.ingest.normalize_seeds import (
     normalize_seed,
     normalize_seed_group,
 )
-from memory.transfer.ingest.readers import Reader, not_object, parse_identifier
+from memory.transfer.ingest.readers import Reader, not_object
 from redteam.core.choices import (
     AttackOutcome,
     ChatMessageRole,
@@ -53,9 +52,7 @@ from redteam.core.choices import (
     ScoreType,
 )
 from redteam.core.errors import Problem
-from redteam.core.identifiers import ComponentIdentifier
 from redteam.core.scoring import score_numeric_value
-from redteam.core.uuids import UUID_RE
 from seeds.specs import SeedSpec
 
 __all__ = [
@@ -68,22 +65,7 @@ __all__ = [
 ]
 
 
-# --- fast paths ---------------------------------------------------------------------------------
-#
-# Almost every piece and score an ingestion sees is well formed. For those, the checks below
-# build the same spec as the general path in a fraction of the time (one dict lookup per key
-# instead of a reader call per field); anything they are not sure about — a missing or
-# mistyped field, a legacy alias, embedded scores — returns None and goes the general way,
-# which finds and words the problems. tests/ingest/test_fast_paths.py holds both paths equal.
-
-_ROLES = frozenset(ChatMessageRole.values)
-_DATA_TYPES = frozenset(PromptDataType.values)
-_RESPONSE_ERRORS = frozenset(PromptResponseError.values)
-_ORIGINATORS = frozenset(Originator.values)
-_SCORE_TYPES = frozenset(ScoreType.values)
-_SCORE_STATUSES = frozenset(ScoreStatus.values)
-_SCORABLE_TYPES = frozenset(ScorableType.values)
-_UUID = uuid.UUID
+#: The keys the piece and score readers read; every other key is kept in ``extra``.
 _PIECE_KEYS = frozenset(
     {
         "id",
@@ -97,6 +79,7 @@ _PIECE_KEYS = frozenset(
         "converter_identifiers",
         "prompt_target_identifier",
         "attack_identifier",
+        "orchestrator_identifier",
         "scorer_identifier",
         "original_value",
         "original_value_data_type",
@@ -132,248 +115,6 @@ _SCORE_KEYS = frozenset(
         "pyrit_version",
     }
 )
-_SLOW = object()
-
-
-def _fast_uuid(value: Any) -> Any:
-    """A UUID, None for None, or ``_SLOW`` when the general path must judge the value."""
-    if value is None or type(value) is _UUID:
-        return value
-    if type(value) is str and UUID_RE.match(value):
-        return _UUID(value)
-    return _SLOW
-
-
-def _fast_text(value: Any) -> Any:
-    return value if value is None or type(value) is str else _SLOW
-
-
-def _fast_time(value: Any) -> Any:
-    if value is None:
-        return None
-    if type(value) is datetime:
-        return value if value.tzinfo is not None else value.replace(tzinfo=UTC)
-    if type(value) is str:
-        try:
-            parsed = datetime.fromisoformat(value)
-        except ValueError:
-            return _SLOW
-        return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
-    return _SLOW
-
-
-def _fast_mapping(value: Any) -> Any:
-    if value is None:
-        return {}
-    return dict(value) if type(value) is dict else _SLOW
-
-
-def _fast_strings(value: Any) -> Any:
-    if value is None:
-        return []
-    if type(value) is list and all(type(x) is str for x in value):
-        return list(value)
-    return _SLOW
-
-
-def _fast_identifier(value: Any) -> Any:
-    if value is None or type(value) is ComponentIdentifier:
-        return value
-    if type(value) is dict:
-        if not value:
-            return None
-        problems: list[Problem] = []
-        parsed = parse_identifier(value, "", problems)
-        return _SLOW if problems else parsed
-    return _SLOW
-
-
-def _fast_piece(
-    data: Any, path: str, default_conversation_id: str | None
-) -> NormalizedPiece | None:
-    """``normalize_piece`` for a well-formed piece without problems; None otherwise."""
-    if type(data) is not dict or "orchestrator_identifier" in data or data.get("scores"):
-        return None
-    get = data.get
-    role = get("role")
-    conversation_id = get("conversation_id", default_conversation_id)
-    sequence = get("sequence")
-    original_value = get("original_value")
-    if (
-        role not in _ROLES
-        or type(conversation_id) is not str
-        or not conversation_id.strip()
-        or (default_conversation_id is not None and conversation_id != default_conversation_id)
-        or type(sequence) is not int
-        or sequence < 0
-        or type(original_value) is not str
-    ):
-        return None
-    original_type = get("original_value_data_type")
-    if original_type is None:
-        original_type = PromptDataType.TEXT
-    converted_type = get("converted_value_data_type")
-    response_error = get("response_error")
-    if response_error is None:
-        response_error = PromptResponseError.NONE
-    originator = get("originator")
-    if originator is None:
-        originator = Originator.UNDEFINED
-    if originator == "orchestrator":
-        originator = Originator.ATTACK
-    if (
-        original_type not in _DATA_TYPES
-        or (converted_type is not None and converted_type not in _DATA_TYPES)
-        or response_error not in _RESPONSE_ERRORS
-        or originator not in _ORIGINATORS
-    ):
-        return None
-    piece_id = _fast_uuid(get("id"))
-    original_prompt_id = _fast_uuid(get("original_prompt_id"))
-    converted_value = _fast_text(get("converted_value"))
-    original_sha = _fast_text(get("original_value_sha256"))
-    converted_sha = _fast_text(get("converted_value_sha256"))
-    version = _fast_text(get("pyrit_version"))
-    timestamp = _fast_time(get("timestamp"))
-    labels = _fast_mapping(get("labels"))
-    metadata = _fast_mapping(get("prompt_metadata"))
-    harms = _fast_strings(get("targeted_harm_categories"))
-    target = _fast_identifier(get("prompt_target_identifier"))
-    attack = _fast_identifier(get("attack_identifier"))
-    scorer = _fast_identifier(get("scorer_identifier"))
-    raw_converters = get("converter_identifiers")
-    if raw_converters is None:
-        converters: Any = []
-    elif type(raw_converters) is list:
-        converters = [_fast_identifier(c) for c in raw_converters]
-        if _SLOW in converters or None in converters:
-            return None
-    else:
-        return None
-    if _SLOW in (
-        piece_id,
-        original_prompt_id,
-        converted_value,
-        original_sha,
-        converted_sha,
-        version,
-        timestamp,
-        labels,
-        metadata,
-        harms,
-        target,
-        attack,
-        scorer,
-    ):
-        return None
-    spec = PieceSpec(
-        id=piece_id if piece_id is not None else uuid.uuid4(),
-        original_value=original_value,
-        original_value_data_type=original_type,
-        converted_value=converted_value,
-        converted_value_data_type=converted_type,
-        original_value_sha256=original_sha,
-        converted_value_sha256=converted_sha,
-        timestamp=timestamp,
-        labels=labels,
-        prompt_metadata=metadata,
-        targeted_harm_categories=harms,
-        converter_identifiers=converters,
-        prompt_target_identifier=target,
-        attack_identifier=attack,
-        scorer_identifier=scorer,
-        response_error=response_error,
-        originator=originator,
-        original_prompt_id=original_prompt_id,
-        pyrit_version=version or "",
-        extra={k: v for k, v in data.items() if k not in _PIECE_KEYS},
-    )
-    return NormalizedPiece(
-        conversation_id=conversation_id, sequence=sequence, role=role, spec=spec, path=path
-    )
-
-
-def _fast_score(data: Any) -> ScoreSpec | None:
-    """``normalize_score`` for a well-formed score without problems; None otherwise."""
-    if type(data) is not dict:
-        return None
-    get = data.get
-    score_type = get("score_type")
-    status = get("status")
-    if status is None:
-        status = ScoreStatus.COMPLETE
-    value = get("score_value")
-    if score_type not in _SCORE_TYPES or status not in _SCORE_STATUSES:
-        return None
-    if type(value) is not str and value is not None:
-        return None
-    if (status == ScoreStatus.UNDETERMINED) != (value is None):
-        return None
-    try:
-        score_numeric_value(score_type, value)
-    except ValueError:
-        return None
-    scorer = _fast_identifier(get("scorer_class_identifier"))
-    if scorer is None or scorer is _SLOW:
-        return None
-    extra = {k: v for k, v in data.items() if k not in _SCORE_KEYS}
-    piece_raw = get("message_piece_id")
-    legacy_piece = get("prompt_request_response_id")
-    if piece_raw is None:
-        piece_raw = legacy_piece
-    elif legacy_piece is not None and legacy_piece != piece_raw:
-        extra["prompt_request_response_id"] = legacy_piece
-    piece_id = None if piece_raw == "None" else _fast_uuid(piece_raw)
-    objective = get("objective")
-    task = get("task")
-    if objective is None:
-        objective = task
-    elif task is not None and task != objective:
-        extra["task"] = task
-    category = get("score_category")
-    if type(category) is str:
-        category = [category]
-    elif category is not None:
-        if type(category) is not list or not all(type(x) is str for x in category):
-            return None
-        category = list(category)
-    scorable = get("scorable")
-    if scorable is not None:
-        if type(scorable) is not dict:
-            return None
-        kind = scorable.get("scorable_type")
-        if kind is not None and kind not in _SCORABLE_TYPES:
-            return None
-        scorable = dict(scorable)
-    score_id = _fast_uuid(get("id"))
-    description = _fast_text(get("score_value_description"))
-    rationale = _fast_text(get("score_rationale"))
-    version = _fast_text(get("pyrit_version"))
-    metadata = _fast_mapping(get("score_metadata"))
-    timestamp = _fast_time(get("timestamp"))
-    if _SLOW in (piece_id, score_id, description, rationale, version, metadata, timestamp) or (
-        objective is not None and type(objective) is not str
-    ):
-        return None
-    spec = ScoreSpec(
-        id=score_id if score_id is not None else uuid.uuid4(),
-        score_type=score_type,
-        score_value=value,
-        scorer_class_identifier=scorer,
-        message_piece_id=piece_id,
-        score_value_description=description,
-        score_category=category,
-        score_rationale=rationale,
-        score_metadata=metadata,
-        timestamp=timestamp,
-        objective=objective,
-        status=status,
-        scorable=scorable,
-        pyrit_version=version or "",
-        extra=extra,
-    )
-    return spec
-
 
 def normalize_piece(
     data: Any, path: str, *, default_conversation_id: str | None = None
@@ -386,19 +127,10 @@ def normalize_piece(
     (pieces listed under a 1.1.0 conversation). Returns ``(None, problems)`` when a required
     field (``role``, ``conversation_id``, ``sequence``, ``original_value``) is unusable.
     """
-    fast = _fast_piece(data, path, default_conversation_id)
-    if fast is not None:
-        return fast, []
-    return _normalize_piece(data, path, default_conversation_id=default_conversation_id)
-
-
-def _normalize_piece(
-    data: Any, path: str, *, default_conversation_id: str | None = None
-) -> tuple[NormalizedPiece | None, list[Problem]]:
-    if not isinstance(data, Mapping):
+    if type(data) is not dict and not isinstance(data, Mapping):
         return None, not_object(data, path)
     problems: list[Problem] = []
-    r = Reader(data, path, problems)
+    r = Reader(data, path, problems, known=_PIECE_KEYS)
 
     role = r.choice("role", ChatMessageRole, r.raw("role"), default=None)
     if data.get("role") is None:
@@ -465,7 +197,7 @@ def _normalize_piece(
     # Both legacy and current attack key present with different values: keep the other one.
     other = "orchestrator_identifier" if attack_key == "attack_identifier" else None
     if other and data.get(other) not in (None, {}) and data.get(other) != attack_raw:
-        r.used.discard(other)
+        r.keep(other)
 
     scores: list[ScoreSpec] = []
     raw_scores = r.raw("scores")
@@ -505,17 +237,10 @@ def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Proble
     null becomes ``{}``; ``status`` defaults to ``complete``. Values are checked by §6.2.
     Returns ``(None, problems)`` without a usable ``score_type`` or ``scorer_class_identifier``.
     """
-    fast = _fast_score(data)
-    if fast is not None:
-        return fast, []
-    return _normalize_score(data, path)
-
-
-def _normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Problem]]:
-    if not isinstance(data, Mapping):
+    if type(data) is not dict and not isinstance(data, Mapping):
         return None, not_object(data, path)
     problems: list[Problem] = []
-    r = Reader(data, path, problems)
+    r = Reader(data, path, problems, known=_SCORE_KEYS)
 
     score_type = r.choice("score_type", ScoreType, r.raw("score_type"), default=None)
     if data.get("score_type") is None:
@@ -593,7 +318,7 @@ def _normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Probl
         ("objective", "task"),
     ):
         if data.get(current) is not None and data.get(legacy) not in (None, data.get(current)):
-            r.used.discard(legacy)
+            r.keep(legacy)
     spec.extra = r.extra()
     return (spec if spec_ok else None), problems
 

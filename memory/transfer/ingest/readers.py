@@ -14,19 +14,36 @@ from typing import Any
 
 from redteam.core.errors import Problem
 from redteam.core.identifiers import ComponentIdentifier
-from redteam.core.uuids import parse_uuid
+from redteam.core.uuids import UUID_RE, parse_uuid
 
 MISSING = object()
 
 
 class Reader:
-    """Reads keys of one input dict, recording problems and which keys were used."""
+    """Reads keys of one input dict, recording problems and which keys were read.
 
-    def __init__(self, data: Mapping[str, Any], path: str, problems: list[Problem]) -> None:
+    ``known``: the keys the caller reads, when it has a fixed set (pieces and scores, read by
+    the hundred thousand): then nothing is tracked per read, and :meth:`extra` is every other
+    key. Without it the keys read are tracked as they are read.
+    """
+
+    def __init__(
+        self,
+        data: Mapping[str, Any],
+        path: str,
+        problems: list[Problem],
+        *,
+        known: frozenset[str] | None = None,
+    ) -> None:
         self.data = data
         self.path = path
         self.problems = problems
+        self.known = known
         self.used: set[str] = set()
+        self.kept: set[str] = set()
+        if known is not None:
+            # Reading is then the dict's own ``get``: no Python frame per key.
+            self.raw = data.get  # type: ignore[method-assign]
 
     def at(self, key: str) -> str:
         return f"{self.path}.{key}" if self.path else key
@@ -35,6 +52,7 @@ class Reader:
         self.problems.append(Problem(self.at(key), message))
 
     def raw(self, key: str, default: Any = None) -> Any:
+        """The value of ``key`` (``default`` when absent), noted as read."""
         self.used.add(key)
         return self.data.get(key, default)
 
@@ -47,13 +65,21 @@ class Reader:
                 found = (key, value)
         return found
 
+    def keep(self, key: str) -> None:
+        """Keep ``key`` in :meth:`extra` although it was read (a legacy alias that differs)."""
+        self.kept.add(key)
+
     def extra(self) -> dict[str, Any]:
-        return {k: v for k, v in self.data.items() if k not in self.used}
+        """The input's keys that were not read (plus the kept ones), to store verbatim."""
+        read = self.known if self.known is not None else self.used
+        return {k: v for k, v in self.data.items() if k not in read or k in self.kept}
 
     # typed readers: each returns the default (and records a problem) on a wrong value
 
     def text(self, key: str, *, required: bool = False, default: str | None = None) -> str | None:
         value = self.raw(key)
+        if type(value) is str:
+            return value
         if value is None:
             if required:
                 self.problem(key, "is required")
@@ -79,6 +105,8 @@ class Reader:
         value = self.raw(key)
         if value is None:
             return {}
+        if type(value) is dict:
+            return dict(value)
         if not isinstance(value, Mapping):
             self.problem(key, f"must be an object, not {type(value).__name__}")
             return {}
@@ -98,23 +126,41 @@ class Reader:
         """``value`` if it is one of ``allowed`` (a TextChoices class or a list of values)."""
         if value is None:
             return default
-        values = choice_values(allowed) if isinstance(allowed, type) else allowed
-        if value not in values:
-            self.problem(key, f"unknown value {value!r}; expected one of {', '.join(values)}")
-            return default
-        return value
+        if isinstance(allowed, type):
+            if value in choice_set(allowed):
+                return value
+            allowed = choice_values(allowed)
+        elif value in allowed:
+            return value
+        self.problem(key, f"unknown value {value!r}; expected one of {', '.join(allowed)}")
+        return default
+
+    # The readers below accept the usual well-formed value before building the key's path:
+    # the path is only needed to word a problem, and most values have none.
 
     def uuid(self, key: str, value: Any = MISSING, *, required: bool = False) -> uuid.UUID | None:
         if value is MISSING:
             value = self.raw(key)
+        if type(value) is str and UUID_RE.match(value):
+            return uuid.UUID(value)
         return read_uuid(value, self.at(key), self.problems, required=required)
 
     def timestamp(self, key: str) -> datetime | None:
-        return parse_timestamp(self.raw(key), self.at(key), self.problems)
+        value = self.raw(key)
+        if type(value) is str:
+            try:
+                parsed = datetime.fromisoformat(value)
+            except ValueError:
+                pass
+            else:
+                return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+        return parse_timestamp(value, self.at(key), self.problems)
 
     def identifier(self, key: str, value: Any = MISSING) -> ComponentIdentifier | None:
         if value is MISSING:
             value = self.raw(key)
+        if value is None:
+            return None
         return parse_identifier(value, self.at(key), self.problems)
 
     def identifiers(self, key: str) -> list[ComponentIdentifier]:
@@ -165,9 +211,15 @@ def parse_timestamp(value: Any, path: str, problems: list[Problem]) -> datetime 
 
 
 @functools.cache
-def choice_values(choices: type) -> frozenset[str] | tuple[str, ...]:
-    """The values of a TextChoices class, computed once (``.values`` builds a new list)."""
+def choice_values(choices: type) -> tuple[str, ...]:
+    """The values of a TextChoices class in order, computed once (``.values`` builds a list)."""
     return tuple(choices.values)  # type: ignore[attr-defined]
+
+
+@functools.cache
+def choice_set(choices: type) -> frozenset[str]:
+    """The values of a TextChoices class as a set, for membership tests."""
+    return frozenset(choice_values(choices))
 
 
 # Identifier dicts repeat across the pieces of a batch (one target, a few converters); parsing
@@ -179,12 +231,17 @@ _IDENTIFIER_CACHE_SIZE = 4096
 
 def parse_identifier(value: Any, path: str, problems: list[Problem]) -> ComponentIdentifier | None:
     """``ComponentIdentifier.from_dict`` of a dict; ``None`` and ``{}`` mean no identifier."""
-    if value is None or (isinstance(value, Mapping) and not value):
+    if value is None:
         return None
-    if isinstance(value, ComponentIdentifier):
-        return value
-    if not isinstance(value, Mapping):
-        problems.append(Problem(path, f"must be an identifier object, not {type(value).__name__}"))
+    if type(value) is not dict:  # the usual case first: ABC checks are slow
+        if isinstance(value, ComponentIdentifier):
+            return value
+        if not isinstance(value, Mapping):
+            problems.append(
+                Problem(path, f"must be an identifier object, not {type(value).__name__}")
+            )
+            return None
+    if not value:
         return None
     key = repr(value)
     cached = _IDENTIFIER_CACHE.get(key)
