@@ -116,6 +116,7 @@ _SCORE_KEYS = frozenset(
     }
 )
 
+
 def normalize_piece(
     data: Any, path: str, *, default_conversation_id: str | None = None
 ) -> tuple[NormalizedPiece | None, list[Problem]]:
