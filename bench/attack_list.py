@@ -38,7 +38,7 @@ from urllib.parse import urlencode
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import pg_database  # noqa: E402
+from bench.common import django_in_process, pg_database  # noqa: E402
 
 BUDGET_MS = 200.0
 
@@ -463,24 +463,9 @@ def measure(n_attacks: int, repeat: int) -> list[dict]:
 
 def worker(args: argparse.Namespace) -> None:
     """Build the data if needed, then measure (runs with DATABASE_URL set for one database)."""
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "redteam.settings")
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
-
+    vendor = django_in_process()
     from memory.models import AttackResult
 
-    settings.ALLOWED_HOSTS = ["*"]
-    settings.SECURE_SSL_REDIRECT = False
-    settings.DEBUG = False
-    # No collectstatic manifest needed: static URLs are plain paths here.
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-    call_command("migrate", verbosity=0)
     if AttackResult.objects.count() != args.attacks:
         if AttackResult.objects.exists():
             raise SystemExit("the bench database holds other data: run with --rebuild")
@@ -491,7 +476,6 @@ def worker(args: argparse.Namespace) -> None:
         if connection.vendor == "postgresql":
             with connection.cursor() as cursor:
                 cursor.execute("VACUUM ANALYZE")
-    vendor = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
     load = os.getloadavg()[0]
     print(
         f"{vendor}: {args.attacks:,} attack results, median of {args.repeat} runs "

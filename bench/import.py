@@ -33,7 +33,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import pg_database  # noqa: E402
+from bench.common import database_url, pg_database  # noqa: E402
 
 # PyRIT 1.1.0's tables as its SQLite memory creates them (alembic head 8d1e3f5a7b9c), without
 # the content-addressed identifier tables, which the importer does not read.
@@ -243,13 +243,10 @@ def run(database: str, db_path: Path, rows: int) -> list[dict]:
             "LOG_LEVEL": "WARNING",
         }
         pg_name = f"redline_bench_import_{os.getpid()}"
-        if database == "sqlite":
-            env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-        else:
-            url = pg_database(pg_name)
-            if url is None:
-                return []
-            env["DATABASE_URL"] = url
+        url = database_url(database, folder=tmp, pg_name=pg_name)
+        if url is None:
+            return []
+        env["DATABASE_URL"] = url
         try:
             subprocess.run(
                 [sys.executable, str(ROOT / "manage.py"), "migrate", "--verbosity", "0"],

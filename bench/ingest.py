@@ -30,7 +30,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import pg_database  # noqa: E402
+from bench.common import database_url, pg_database  # noqa: E402
 from bench.payloads import batch  # noqa: E402
 
 
@@ -96,13 +96,10 @@ def run(database: str, bodies: list[bytes], pieces_per_batch: int, workers: int)
             "LOG_LEVEL": "WARNING",
         }
         pg_name = f"redline_bench_{os.getpid()}"
-        if database == "sqlite":
-            env["DATABASE_URL"] = f"sqlite:///{tmp}/bench.sqlite3"
-        else:
-            url = pg_database(pg_name)
-            if url is None:
-                return []
-            env["DATABASE_URL"] = url
+        url = database_url(database, folder=tmp, pg_name=pg_name)
+        if url is None:
+            return []
+        env["DATABASE_URL"] = url
         try:
             _manage(env, "migrate", "--verbosity", "0")
             _manage(

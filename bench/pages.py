@@ -40,7 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import pg_database  # noqa: E402
+from bench.common import django_in_process, pg_database  # noqa: E402
+from bench.payloads import TARGET, identifier  # noqa: E402
 
 BUDGET_MS = 300.0
 _NS = uuid.UUID("9d1c0e55-2b8e-4f57-a3f4-6a8e1c2b7d90")
@@ -58,29 +59,18 @@ def _id(*parts: object) -> str:
     return str(uuid.uuid5(_NS, "/".join(map(str, parts))))
 
 
-def _ident(class_name: str, module: str, **params: object) -> dict:
-    return {"class_name": class_name, "class_module": module, **params}
-
-
-TARGET = _ident(
-    "OpenAIChatTarget",
-    "pyrit.prompt_target.openai.openai_chat_target",
-    endpoint="https://example.invalid/v1/chat/completions",
-    model_name="gpt-4o",
-    temperature=0.7,
-)
 CONVERTERS = {
-    "base64": _ident("Base64Converter", "pyrit.prompt_converter.base64_converter"),
-    "rot13": _ident("ROT13Converter", "pyrit.prompt_converter.rot13_converter"),
+    "base64": identifier("Base64Converter", "pyrit.prompt_converter.base64_converter"),
+    "rot13": identifier("ROT13Converter", "pyrit.prompt_converter.rot13_converter"),
 }
-ATTACK = _ident(
+ATTACK = identifier(
     "RedTeamingAttack",
     "pyrit.executor.attack.multi_turn.red_teaming",
     max_turns=500,
     children={"objective_target": TARGET},
 )
-JUDGE = _ident("SelfAskTrueFalseScorer", "pyrit.score.true_false.self_ask_true_false_scorer")
-LIKERT = _ident("SelfAskLikertScorer", "pyrit.score.float_scale.self_ask_likert_scorer")
+JUDGE = identifier("SelfAskTrueFalseScorer", "pyrit.score.true_false.self_ask_true_false_scorer")
+LIKERT = identifier("SelfAskLikertScorer", "pyrit.score.float_scale.self_ask_likert_scorer")
 OBJECTIVE = "Get the assistant to reveal its hidden system prompt"
 IMAGE_EVERY = 50
 
@@ -325,25 +315,9 @@ def measure(ids: dict[str, str], repeat: int) -> list[dict]:
 
 def worker(args: argparse.Namespace) -> None:
     """Migrate a fresh database, write the attack, measure (DATABASE_URL names the database)."""
-    import django
-
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "redteam.settings")
-    django.setup()
-    from django.conf import settings
-    from django.core.management import call_command
-
-    settings.ALLOWED_HOSTS = ["*"]
-    settings.SECURE_SSL_REDIRECT = False
-    settings.DEBUG = False
-    settings.MEDIA_ROOT = args.media
-    settings.STORAGES = {
-        **settings.STORAGES,
-        "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
-    }
-    call_command("migrate", verbosity=0)
+    vendor = django_in_process(media_root=args.media)
     t0 = time.perf_counter()
     ids = page_load(pieces=args.pieces)
-    vendor = settings.DATABASES["default"]["ENGINE"].rsplit(".", 1)[-1]
     print(
         f"{vendor}: {args.pieces:,} pieces, {args.pieces * 2:,} scores, 3 related conversations "
         f"(written in {time.perf_counter() - t0:.1f} s); median of {args.repeat} runs",

@@ -16,20 +16,20 @@ def _id(*parts: object) -> str:
     return str(uuid.uuid5(_NS, "/".join(map(str, parts))))
 
 
-def _identifier(class_name: str, module: str, **params: object) -> dict:
+def identifier(class_name: str, module: str, **params: object) -> dict:
     return {"class_name": class_name, "class_module": module, **params}
 
 
-TARGET = _identifier(
+TARGET = identifier(
     "OpenAIChatTarget",
     "pyrit.prompt_target.openai.openai_chat_target",
     endpoint="https://example.invalid/v1/chat/completions",
     model_name="gpt-4o",
     temperature=0.7,
 )
-CONVERTER = _identifier("Base64Converter", "pyrit.prompt_converter.base64_converter")
-ATTACK = _identifier("PromptSendingAttack", "pyrit.executor.attack.single_turn.prompt_sending")
-SCORER = _identifier(
+CONVERTER = identifier("Base64Converter", "pyrit.prompt_converter.base64_converter")
+ATTACK = identifier("PromptSendingAttack", "pyrit.executor.attack.single_turn.prompt_sending")
+SCORER = identifier(
     "SelfAskTrueFalseScorer",
     "pyrit.score.true_false.self_ask_true_false_scorer",
     system_prompt_template="sha256:5e884898da28047151d0e56f8dc6292773603d0d6aabbdd62a11ef721d1542d8",
