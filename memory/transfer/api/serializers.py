@@ -24,6 +24,7 @@ from rest_framework import serializers
 
 from memory.models import AttackResult, ComponentIdentifier, Conversation, MessagePiece, Score
 from memory.storage.selectors import conversation_pieces, identifier_dicts_for, scores_for_pieces
+from memory.transfer.shapes import PIECE_KEYS, SCORE_KEYS
 from redteam.core.api import media_url, merge_extra
 from redteam.core.choices import ScoreStatus
 
@@ -60,22 +61,7 @@ class ScoreSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Score
-        fields = [
-            "id",
-            "score_value",
-            "score_value_description",
-            "score_type",
-            "score_category",
-            "score_rationale",
-            "score_metadata",
-            "scorer_class_identifier",
-            "message_piece_id",
-            "timestamp",
-            "objective",
-            "status",
-            "scorable",
-            "pyrit_version",
-        ]
+        fields = list(SCORE_KEYS)
         read_only_fields = fields
 
     def to_representation(self, instance: Score) -> dict[str, Any]:
@@ -108,32 +94,7 @@ class MessagePieceSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = MessagePiece
-        fields = [
-            "id",
-            "role",
-            "conversation_id",
-            "sequence",
-            "timestamp",
-            "labels",
-            "targeted_harm_categories",
-            "prompt_metadata",
-            "converter_identifiers",
-            "prompt_target_identifier",
-            "attack_identifier",
-            "scorer_identifier",
-            "original_value_data_type",
-            "original_value",
-            "original_value_sha256",
-            "converted_value_data_type",
-            "converted_value",
-            "converted_value_sha256",
-            "response_error",
-            "originator",
-            "original_prompt_id",
-            "pyrit_version",
-            "scores",
-            "media",
-        ]
+        fields = list(PIECE_KEYS)
         read_only_fields = fields
 
     @extend_schema_field({"type": "array", "items": {"type": "object"}})

@@ -39,6 +39,7 @@ from memory.transfer.ingest.normalize_seeds import (
     normalize_seed_group,
 )
 from memory.transfer.ingest.readers import Reader, not_object
+from memory.transfer.shapes import PIECE_ALIASES, PIECE_KEYS, SCORE_ALIASES, SCORE_KEYS
 from redteam.core.choices import (
     AttackOutcome,
     ChatMessageRole,
@@ -66,55 +67,8 @@ __all__ = [
 
 
 #: The keys the piece and score readers read; every other key is kept in ``extra``.
-_PIECE_KEYS = frozenset(
-    {
-        "id",
-        "role",
-        "conversation_id",
-        "sequence",
-        "timestamp",
-        "labels",
-        "prompt_metadata",
-        "targeted_harm_categories",
-        "converter_identifiers",
-        "prompt_target_identifier",
-        "attack_identifier",
-        "orchestrator_identifier",
-        "scorer_identifier",
-        "original_value",
-        "original_value_data_type",
-        "original_value_sha256",
-        "converted_value",
-        "converted_value_data_type",
-        "converted_value_sha256",
-        "response_error",
-        "originator",
-        "original_prompt_id",
-        "pyrit_version",
-        "scores",
-        "media",
-    }
-)
-_SCORE_KEYS = frozenset(
-    {
-        "id",
-        "score_value",
-        "score_value_description",
-        "score_type",
-        "score_category",
-        "score_rationale",
-        "score_metadata",
-        "scorer_class_identifier",
-        "message_piece_id",
-        "prompt_request_response_id",
-        "timestamp",
-        "objective",
-        "task",
-        "status",
-        "scorable",
-        "pyrit_version",
-    }
-)
+_PIECE_KEYS = frozenset({*PIECE_KEYS, *PIECE_ALIASES})
+_SCORE_KEYS = frozenset({*SCORE_KEYS, *SCORE_ALIASES})
 
 
 def normalize_piece(
@@ -351,10 +305,7 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
     problems: list[Problem] = []
     r = Reader(data, path, problems)
 
-    conversation_id = r.text("conversation_id", required=True)
-    if conversation_id is not None and not conversation_id.strip():
-        r.problem("conversation_id", "must not be blank")
-        conversation_id = None
+    conversation_id = r.nonblank("conversation_id")
     objective = r.text("objective", required=True)
     id_key, id_raw = r.first("attack_result_id", "id")
     attack_key, attack_raw = r.first("attack_identifier", "atomic_attack_strategy_identifier")
@@ -461,10 +412,7 @@ def normalize_conversation(
         return None, not_object(data, path)
     problems: list[Problem] = []
     r = Reader(data, path, problems)
-    conversation_id = r.text("conversation_id", required=True)
-    if conversation_id is not None and not conversation_id.strip():
-        r.problem("conversation_id", "must not be blank")
-        conversation_id = None
+    conversation_id = r.nonblank("conversation_id")
     target = r.identifier("target_identifier")
     retries: list[dict[str, Any]] = []
     raw_retries = r.raw("retries")

@@ -89,6 +89,14 @@ class Reader:
             return default
         return value
 
+    def nonblank(self, key: str) -> str | None:
+        """A required string that is not only whitespace (an id); None, with a problem, else."""
+        value = self.text(key, required=True)
+        if value is not None and not value.strip():
+            self.problem(key, "must not be blank")
+            return None
+        return value
+
     def integer(self, key: str, *, default: int | None = 0, minimum: int | None = 0) -> int | None:
         value = self.raw(key)
         if value is None:
