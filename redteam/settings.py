@@ -302,6 +302,12 @@ REDLINE_INGEST_MAX_BODY_BYTES = env_int("INGEST_MAX_BODY_MB", 64) * 1024 * 1024
 REDLINE_INGEST_MAX_TEXT_CHARS = env_int("INGEST_MAX_TEXT_CHARS", 8_000_000)
 # Deepest nesting of objects and arrays in a payload (identifier trees are ~8 levels).
 REDLINE_INGEST_MAX_DEPTH = env_int("INGEST_MAX_DEPTH", 48)
+# Longest key of any JSON object in a batch (characters); a longer one refuses the batch.
+REDLINE_INGEST_MAX_KEY_CHARS = env_int("INGEST_MAX_KEY_CHARS", 1024)
+# Most items (conversations, messages, pieces, scores, attack results, seeds, …) per request:
+# a batch over it is a 413. 50,000 keeps a request within gunicorn's timeout and a worker's
+# memory (docs/deployment.md).
+REDLINE_INGEST_MAX_ITEMS = env_int("INGEST_MAX_ITEMS", 50_000)
 # Largest media file PUT /api/v1/media/ accepts.
 REDLINE_MEDIA_MAX_BYTES = env_int("MEDIA_MAX_MB", 200) * 1024 * 1024
 # Uploads above this size are spooled to a temporary file instead of memory.

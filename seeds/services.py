@@ -30,6 +30,7 @@ from memory.models.media_links import media_link_pieces
 from redteam.core.choices import PromptDataType, SeedType, is_media_value
 from redteam.core.errors import InvalidMemory, Problem
 from redteam.core.hashing import sha256_text
+from redteam.core.lengths import spec_problems
 from seeds import templating
 from seeds.choices import SeedGroupKind
 from seeds.fields import DATASET_DEFAULT_FIELDS, SEED_COLUMNS
@@ -233,6 +234,7 @@ def seed_problems(spec: SeedSpec, where: str) -> list[Problem]:
         problems.append(Problem(f"{where}.added_by", "is required"))
     if spec.sequence < 0:
         problems.append(Problem(f"{where}.sequence", "must be >= 0"))
+    problems.extend(spec_problems(spec, Seed, where))
     # PyRIT accepts an empty text value (garak's latent-injection tasks ship some); a media
     # seed needs its path or an uploaded file.
     if not isinstance(spec.value, str) or (

@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 
 from redteam.core.choices import ChatMessageRole, PromptDataType, SeedType, is_media_value
+from redteam.core.constraints import INT_MAX
 from seeds.fields import (
     COMMON_LIST_FIELDS,
     JSON_ONLY_KEYS,
@@ -307,6 +308,9 @@ class _Fields:
             return default
         if value < minimum:
             self.issue(key, f"must be at least {minimum}")
+            return default
+        if value > INT_MAX:
+            self.issue(key, f"must be at most {INT_MAX:,}")
             return default
         return value
 

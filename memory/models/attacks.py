@@ -11,6 +11,7 @@ from memory.models.identifiers import ComponentIdentifier
 from memory.models.scenarios import ScenarioResult
 from memory.models.scores import Score
 from memory.models.tags import HarmCategory, Label
+from redteam.core import nul
 from redteam.core.choices import AttackOutcome, ConversationType
 from redteam.core.constraints import UniqueIndex, choice_check, sha256_or_null_check
 
@@ -37,8 +38,8 @@ class AttackResult(models.Model):
     conversation = models.ForeignKey(
         Conversation, on_delete=models.PROTECT, related_name="attack_results"
     )
-    objective = models.TextField()
-    objective_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    objective = nul.TextField()
+    objective_sha256 = nul.CharField(max_length=64, null=True, blank=True)
     attack_identifier = models.ForeignKey(
         ComponentIdentifier,
         on_delete=models.PROTECT,
@@ -61,24 +62,24 @@ class AttackResult(models.Model):
     )
     executed_turns = models.PositiveIntegerField(default=0)
     execution_time_ms = models.PositiveBigIntegerField(default=0)
-    outcome = models.CharField(
+    outcome = nul.CharField(
         max_length=16, choices=AttackOutcome.choices, default=AttackOutcome.UNDETERMINED
     )
-    outcome_reason = models.TextField(null=True, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
+    outcome_reason = nul.TextField(null=True, blank=True)
+    metadata = nul.JSONField(default=dict, blank=True)
     timestamp = models.DateTimeField()
-    labels = models.JSONField(default=dict, blank=True)
-    targeted_harm_categories = models.JSONField(default=list, blank=True)
+    labels = nul.JSONField(default=dict, blank=True)
+    targeted_harm_categories = nul.JSONField(default=list, blank=True)
     label_index = models.ManyToManyField(
         Label, blank=True, related_name="attack_results", through="AttackLabel"
     )
     harm_category_index = models.ManyToManyField(
         HarmCategory, blank=True, related_name="attack_results"
     )
-    error_message = models.TextField(null=True, blank=True)
-    error_type = models.CharField(max_length=255, null=True, blank=True)
-    error_traceback = models.TextField(null=True, blank=True)
-    retry_events = models.JSONField(default=list, blank=True)
+    error_message = nul.TextField(null=True, blank=True)
+    error_type = nul.CharField(max_length=255, null=True, blank=True)
+    error_traceback = nul.TextField(null=True, blank=True)
+    retry_events = nul.JSONField(default=list, blank=True)
     total_retries = models.PositiveIntegerField(default=0)
     attribution_parent = models.ForeignKey(
         ScenarioResult,
@@ -87,12 +88,12 @@ class AttackResult(models.Model):
         blank=True,
         related_name="attack_results",
     )
-    attribution_data = models.JSONField(null=True, blank=True)
-    pyrit_version = models.CharField(max_length=32, blank=True, default="")
-    extra = models.JSONField(default=dict, blank=True)
+    attribution_data = nul.JSONField(null=True, blank=True)
+    pyrit_version = nul.CharField(max_length=32, blank=True, default="")
+    extra = nul.JSONField(default=dict, blank=True)
     # The newest human verdict (see ``HumanVerdict``), mirrored here for lists and dashboards;
     # ingestion never writes these, so re-sending PyRIT data keeps the reviewers' word.
-    human_outcome = models.CharField(
+    human_outcome = nul.CharField(
         max_length=16, choices=AttackOutcome.choices, null=True, blank=True
     )
     human_verdict_at = models.DateTimeField(null=True, blank=True)
@@ -197,8 +198,8 @@ class RelatedConversation(models.Model):
     conversation = models.ForeignKey(
         Conversation, on_delete=models.PROTECT, related_name="related_to_attacks"
     )
-    conversation_type = models.CharField(max_length=16, choices=ConversationType.choices)
-    description = models.TextField(null=True, blank=True)
+    conversation_type = nul.CharField(max_length=16, choices=ConversationType.choices)
+    description = nul.TextField(null=True, blank=True)
 
     class Meta:
         constraints = [

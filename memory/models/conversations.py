@@ -13,6 +13,7 @@ from django.db.models import F, Q
 from memory.models.identifiers import ComponentIdentifier
 from memory.models.media import MediaBlob
 from memory.models.tags import HarmCategory, Label
+from redteam.core import nul
 from redteam.core.bulk import chunked
 from redteam.core.choices import (
     ChatMessageRole,
@@ -41,7 +42,7 @@ class Conversation(models.Model):
     with normalised links for indexed filtering.
     """
 
-    conversation_id = models.CharField(max_length=255, unique=True)
+    conversation_id = nul.CharField(max_length=255, unique=True)
     target_identifier = models.ForeignKey(
         ComponentIdentifier,
         on_delete=models.PROTECT,
@@ -49,9 +50,9 @@ class Conversation(models.Model):
         blank=True,
         related_name="target_conversations",
     )
-    retries = models.JSONField(default=list, blank=True)
-    labels = models.JSONField(default=dict, blank=True)
-    targeted_harm_categories = models.JSONField(default=list, blank=True)
+    retries = nul.JSONField(default=list, blank=True)
+    labels = nul.JSONField(default=dict, blank=True)
+    targeted_harm_categories = nul.JSONField(default=list, blank=True)
     label_index = models.ManyToManyField(Label, blank=True, related_name="conversations")
     harm_category_index = models.ManyToManyField(
         HarmCategory, blank=True, related_name="conversations"
@@ -66,8 +67,8 @@ class Conversation(models.Model):
     # How many pieces the conversation holds, kept by ingestion: dashboards sum it over the
     # conversations behind filtered attacks instead of counting their pieces.
     piece_count = models.PositiveIntegerField(default=0, editable=False)
-    pyrit_version = models.CharField(max_length=32, blank=True, default="")
-    extra = models.JSONField(default=dict, blank=True)
+    pyrit_version = nul.CharField(max_length=32, blank=True, default="")
+    extra = nul.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -97,7 +98,7 @@ class Message(models.Model):
         Conversation, on_delete=models.CASCADE, related_name="messages", db_index=False
     )
     sequence = models.IntegerField()
-    role = models.CharField(max_length=32, choices=ChatMessageRole.choices)
+    role = nul.CharField(max_length=32, choices=ChatMessageRole.choices)
 
     class Meta:
         constraints = [
@@ -158,9 +159,9 @@ class MessagePiece(models.Model):
     )
     position = models.PositiveIntegerField(default=0)
     timestamp = models.DateTimeField()
-    labels = models.JSONField(default=dict, blank=True)
-    prompt_metadata = models.JSONField(default=dict, blank=True)
-    targeted_harm_categories = models.JSONField(default=list, blank=True)
+    labels = nul.JSONField(default=dict, blank=True)
+    prompt_metadata = nul.JSONField(default=dict, blank=True)
+    targeted_harm_categories = nul.JSONField(default=list, blank=True)
     converter_identifiers = models.ManyToManyField(
         ComponentIdentifier, through="PieceConverter", related_name="converted_pieces", blank=True
     )
@@ -186,11 +187,11 @@ class MessagePiece(models.Model):
         related_name="scorer_pieces",
         db_index=False,  # partial index in Meta: only scorer conversations have one
     )
-    original_value = models.TextField()
-    original_value_data_type = models.CharField(
+    original_value = nul.TextField()
+    original_value_data_type = nul.CharField(
         max_length=32, choices=PromptDataType.choices, default=PromptDataType.TEXT
     )
-    original_value_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    original_value_sha256 = nul.CharField(max_length=64, null=True, blank=True)
     original_media = models.ForeignKey(
         MediaBlob,
         on_delete=models.SET_NULL,
@@ -200,12 +201,12 @@ class MessagePiece(models.Model):
         db_index=False,  # partial index in Meta: text pieces have no media
     )
     # File name of a media original value, for linking media that arrives later (contract §13).
-    original_media_key = models.CharField(max_length=255, blank=True, default="")
-    converted_value = models.TextField(blank=True)
-    converted_value_data_type = models.CharField(
+    original_media_key = nul.CharField(max_length=255, blank=True, default="")
+    converted_value = nul.TextField(blank=True)
+    converted_value_data_type = nul.CharField(
         max_length=32, choices=PromptDataType.choices, default=PromptDataType.TEXT
     )
-    converted_value_sha256 = models.CharField(max_length=64, null=True, blank=True)
+    converted_value_sha256 = nul.CharField(max_length=64, null=True, blank=True)
     converted_media = models.ForeignKey(
         MediaBlob,
         on_delete=models.SET_NULL,
@@ -214,17 +215,17 @@ class MessagePiece(models.Model):
         related_name="+",
         db_index=False,  # partial index in Meta: text pieces have no media
     )
-    converted_media_key = models.CharField(max_length=255, blank=True, default="")
-    response_error = models.CharField(
+    converted_media_key = nul.CharField(max_length=255, blank=True, default="")
+    response_error = nul.CharField(
         max_length=16, choices=PromptResponseError.choices, default=PromptResponseError.NONE
     )
-    originator = models.CharField(
+    originator = nul.CharField(
         max_length=16, choices=Originator.choices, default=Originator.UNDEFINED
     )
     original_prompt_id = models.UUIDField()
-    pyrit_version = models.CharField(max_length=32, blank=True, default="")
+    pyrit_version = nul.CharField(max_length=32, blank=True, default="")
     # Fields a client sent that PyRIT's shapes do not define: kept, never dropped.
-    extra = models.JSONField(default=dict, blank=True)
+    extra = nul.JSONField(default=dict, blank=True)
 
     objects = MessagePieceQuerySet.as_manager()
 

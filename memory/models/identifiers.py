@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from redteam.core import nul
+
 
 class ComponentIdentifierQuerySet(models.QuerySet):
     """Reads on identifiers."""
@@ -24,15 +26,15 @@ class ComponentIdentifier(models.Model):
     parent's hash) and, for joins, by ``ComponentIdentifierChild`` edges.
     """
 
-    hash = models.CharField(max_length=64, unique=True)
-    class_name = models.CharField(max_length=255)
-    class_module = models.CharField(max_length=255)
-    params = models.JSONField(default=dict, blank=True)
-    children = models.JSONField(default=dict, blank=True)
-    attributes = models.JSONField(default=dict, blank=True)
-    eval_hash = models.CharField(max_length=64, blank=True, null=True)
-    pyrit_version = models.CharField(max_length=32, blank=True, default="")
-    content_hash = models.CharField(max_length=64, blank=True, default="")
+    hash = nul.CharField(max_length=64, unique=True)
+    class_name = nul.CharField(max_length=255)
+    class_module = nul.CharField(max_length=255)
+    params = nul.JSONField(default=dict, blank=True)
+    children = nul.JSONField(default=dict, blank=True)
+    attributes = nul.JSONField(default=dict, blank=True)
+    eval_hash = nul.CharField(max_length=64, blank=True, null=True)
+    pyrit_version = nul.CharField(max_length=32, blank=True, default="")
+    content_hash = nul.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ComponentIdentifierQuerySet.as_manager()
@@ -60,7 +62,7 @@ class ComponentIdentifierChild(models.Model):
     parent = models.ForeignKey(
         ComponentIdentifier, on_delete=models.CASCADE, related_name="child_edges"
     )
-    name = models.CharField(max_length=128)
+    name = nul.CharField(max_length=128)
     position = models.PositiveIntegerField(default=0)
     is_list = models.BooleanField(default=False)
     child = models.ForeignKey(

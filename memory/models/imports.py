@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 
+from redteam.core import nul
 from redteam.core.constraints import choice_check
 
 
@@ -27,17 +28,15 @@ class ImportJob(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    source_name = models.CharField(max_length=255)
+    source_name = nul.CharField(max_length=255)
     upload = models.FileField(upload_to="imports/", max_length=255, blank=True)
     size = models.PositiveBigIntegerField(default=0)
     dry_run = models.BooleanField(default=False)
-    status = models.CharField(
-        max_length=16, choices=ImportStatus.choices, default=ImportStatus.QUEUED
-    )
-    progress = models.JSONField(default=dict, blank=True)
-    summary = models.JSONField(default=dict, blank=True)
-    error = models.TextField(blank=True, default="")
-    task_id = models.CharField(max_length=64, blank=True, default="")
+    status = nul.CharField(max_length=16, choices=ImportStatus.choices, default=ImportStatus.QUEUED)
+    progress = nul.JSONField(default=dict, blank=True)
+    summary = nul.JSONField(default=dict, blank=True)
+    error = nul.TextField(blank=True, default="")
+    task_id = nul.CharField(max_length=64, blank=True, default="")
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,

@@ -7,6 +7,7 @@ import hashlib
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, models, transaction
 
+from redteam.core import nul
 from redteam.core.constraints import is_sha256
 from redteam.core.media import sniff_content_type
 
@@ -55,12 +56,12 @@ class MediaBlob(models.Model):
     known; the same blob can back many pieces (duplicated conversations share files).
     """
 
-    sha256 = models.CharField(max_length=64, unique=True)
+    sha256 = nul.CharField(max_length=64, unique=True)
     file = models.FileField(upload_to=media_upload_to, max_length=255)
     size = models.PositiveBigIntegerField()
-    content_type = models.CharField(max_length=127)
+    content_type = nul.CharField(max_length=127)
     # The location string the bytes arrived under first, for provenance only; never opened.
-    original_name = models.CharField(max_length=1024, blank=True, default="")
+    original_name = nul.CharField(max_length=1024, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -83,8 +84,8 @@ class MediaLocation(models.Model):
     """
 
     blob = models.ForeignKey(MediaBlob, on_delete=models.CASCADE, related_name="locations")
-    location = models.TextField()
-    key = models.CharField(max_length=255)
+    location = nul.TextField()
+    key = nul.CharField(max_length=255)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
+from redteam.core import nul
 from redteam.core.choices import AttackOutcome
 from redteam.core.constraints import choice_check
 
@@ -32,8 +33,8 @@ class HumanVerdict(models.Model):
     attack_result = models.ForeignKey(
         "memory.AttackResult", on_delete=models.CASCADE, related_name="human_verdicts"
     )
-    outcome = models.CharField(max_length=16, choices=HumanOutcome.choices)
-    reason = models.TextField()
+    outcome = nul.CharField(max_length=16, choices=HumanOutcome.choices)
+    reason = nul.TextField()
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL,
         on_delete=models.SET_NULL,
@@ -42,7 +43,7 @@ class HumanVerdict(models.Model):
         related_name="human_verdicts",
     )
     # Kept so the history still says who it was after the account is deleted.
-    reviewer_name = models.CharField(max_length=150, blank=True, default="")
+    reviewer_name = nul.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

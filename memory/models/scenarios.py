@@ -7,6 +7,7 @@ import uuid
 from django.db import models
 
 from memory.models.identifiers import ComponentIdentifier
+from redteam.core import nul
 from redteam.core.choices import ScenarioRunState
 from redteam.core.constraints import choice_check
 
@@ -18,8 +19,8 @@ class ScenarioResult(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    scenario_name = models.CharField(max_length=255)
-    scenario_description = models.TextField(null=True, blank=True)
+    scenario_name = nul.CharField(max_length=255)
+    scenario_description = nul.TextField(null=True, blank=True)
     scenario_version = models.IntegerField(default=1)
     scenario_identifier = models.ForeignKey(
         ComponentIdentifier, on_delete=models.PROTECT, related_name="scenario_results"
@@ -38,20 +39,20 @@ class ScenarioResult(models.Model):
         blank=True,
         related_name="scenario_results_as_scorer",
     )
-    scenario_run_state = models.CharField(
+    scenario_run_state = nul.CharField(
         max_length=16, choices=ScenarioRunState.choices, default=ScenarioRunState.CREATED
     )
-    labels = models.JSONField(default=dict, blank=True)
+    labels = nul.JSONField(default=dict, blank=True)
     number_tries = models.IntegerField(default=0)
     creation_time = models.DateTimeField()
     completion_time = models.DateTimeField(null=True, blank=True)
-    display_group_map = models.JSONField(default=dict, blank=True)
-    error_message = models.TextField(null=True, blank=True)
-    error_type = models.CharField(max_length=255, null=True, blank=True)
-    error_attack_result_ids = models.JSONField(default=list, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
-    pyrit_version = models.CharField(max_length=32, blank=True, default="")
-    extra = models.JSONField(default=dict, blank=True)
+    display_group_map = nul.JSONField(default=dict, blank=True)
+    error_message = nul.TextField(null=True, blank=True)
+    error_type = nul.CharField(max_length=255, null=True, blank=True)
+    error_attack_result_ids = nul.JSONField(default=list, blank=True)
+    metadata = nul.JSONField(default=dict, blank=True)
+    pyrit_version = nul.CharField(max_length=32, blank=True, default="")
+    extra = nul.JSONField(default=dict, blank=True)
     updated_at = models.DateTimeField(auto_now=True)
 
     class Meta:

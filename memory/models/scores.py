@@ -11,6 +11,7 @@ from django.db.models import OuterRef, Q, Subquery
 
 from memory.models.conversations import MessagePiece
 from memory.models.identifiers import ComponentIdentifier
+from redteam.core import nul
 from redteam.core.bulk import chunked
 from redteam.core.choices import PromptDataType, ScoreStatus, ScoreType
 from redteam.core.constraints import UniqueIndex, choice_check, partial_index, sha256_or_null_check
@@ -21,9 +22,9 @@ class ScorableContent(models.Model):
     """Loose content scored outside any conversation (PyRIT 1.1.0 ``ScorableContentEntries``)."""
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    value = models.TextField()
-    value_sha256 = models.CharField(max_length=64, null=True, blank=True)
-    data_type = models.CharField(
+    value = nul.TextField()
+    value_sha256 = nul.CharField(max_length=64, null=True, blank=True)
+    data_type = nul.CharField(
         max_length=32, choices=PromptDataType.choices, default=PromptDataType.TEXT
     )
     timestamp = models.DateTimeField()
@@ -80,13 +81,13 @@ class Score(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    score_value = models.TextField(null=True, blank=True)
+    score_value = nul.TextField(null=True, blank=True)
     numeric_value = models.FloatField(null=True, blank=True, editable=False)
-    score_value_description = models.TextField(null=True, blank=True)
-    score_type = models.CharField(max_length=16, choices=ScoreType.choices)
-    score_category = models.JSONField(null=True, blank=True)
-    score_rationale = models.TextField(null=True, blank=True)
-    score_metadata = models.JSONField(default=dict, blank=True)
+    score_value_description = nul.TextField(null=True, blank=True)
+    score_type = nul.CharField(max_length=16, choices=ScoreType.choices)
+    score_category = nul.JSONField(null=True, blank=True)
+    score_rationale = nul.TextField(null=True, blank=True)
+    score_metadata = nul.JSONField(default=dict, blank=True)
     scorer_class_identifier = models.ForeignKey(
         ComponentIdentifier, on_delete=models.PROTECT, related_name="scores"
     )
@@ -101,11 +102,9 @@ class Score(models.Model):
         db_index=False,  # memory_score_conv_dash_idx starts with it
     )
     timestamp = models.DateTimeField()
-    objective = models.TextField(null=True, blank=True)
-    status = models.CharField(
-        max_length=16, choices=ScoreStatus.choices, default=ScoreStatus.COMPLETE
-    )
-    scorable = models.JSONField(null=True, blank=True)
+    objective = nul.TextField(null=True, blank=True)
+    status = nul.CharField(max_length=16, choices=ScoreStatus.choices, default=ScoreStatus.COMPLETE)
+    scorable = nul.JSONField(null=True, blank=True)
     scorable_content = models.ForeignKey(
         ScorableContent,
         on_delete=models.PROTECT,
@@ -114,8 +113,8 @@ class Score(models.Model):
         related_name="scores",
         db_index=False,  # partial index in Meta: only 1.x non-piece scores have one
     )
-    pyrit_version = models.CharField(max_length=32, blank=True, default="")
-    extra = models.JSONField(default=dict, blank=True)
+    pyrit_version = nul.CharField(max_length=32, blank=True, default="")
+    extra = nul.JSONField(default=dict, blank=True)
     # Set only on human scores recorded in Redline (scorer identity ``HumanScorer``).
     reviewer = models.ForeignKey(
         settings.AUTH_USER_MODEL,

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from django.db import models
 
+from redteam.core import nul
+
 
 class Label(models.Model):
     """One distinct ``key=value`` label pair."""
 
-    key = models.CharField(max_length=255)
-    value = models.CharField(max_length=1024)
+    key = nul.CharField(max_length=255)
+    value = nul.CharField(max_length=1024)
 
     class Meta:
         constraints = [
@@ -32,7 +34,7 @@ class Label(models.Model):
 class HarmCategory(models.Model):
     """One distinct harm category name (``violence``, ``illegal``…)."""
 
-    name = models.CharField(max_length=255, unique=True)
+    name = nul.CharField(max_length=255, unique=True)
 
     class Meta:
         ordering = ["name"]

@@ -44,6 +44,7 @@ from memory.models.media import media_key, media_store
 from memory.models.media_links import MediaIndex
 from memory.storage.batch import NormalizedBatch, NormalizedMessage
 from memory.storage.identifiers import identifiers_store
+from memory.storage.lengths import batch_problems
 from memory.storage.seeds_write import SeedPlan
 from memory.storage.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec, ScoreSpec
 from redteam.core import identifiers as ids
@@ -310,6 +311,7 @@ class _Plan:
 
     def check(self) -> None:
         batch = self.batch
+        self.problems.extend(batch_problems(batch))
         self.conversation_ids = self._conversation_ids()
         stored = existing_values(Conversation, "conversation_id", self.conversation_ids)
         self.existing_conversations = (

@@ -20,6 +20,12 @@ from django.db.models import F, Q, Value
 from django.db.models.functions import Length
 from django.db.models.lookups import Exact
 
+#: The largest value an ``IntegerField`` (PostgreSQL ``integer``) holds; SQLite would store more,
+#: so every write path refuses more, and both databases give the same answer.
+INT_MAX = 2**31 - 1
+#: The largest value a ``BigIntegerField`` (``bigint``) holds.
+BIGINT_MAX = 2**63 - 1
+
 _HEX_DIGITS = "0123456789abcdef"
 
 

@@ -6,6 +6,7 @@ from django.db import models
 from django.urls import reverse
 from simple_history.models import HistoricalRecords
 
+from redteam.core import nul
 from redteam.core.constraints import choice_check
 from seeds.choices import PromptDataType, SeedType
 
@@ -17,20 +18,20 @@ class SeedDataset(models.Model):
     file's dataset-level ``name`` key, which PyRIT uses as a default *seed* name.
     """
 
-    name = models.CharField(max_length=255, unique=True)
-    default_seed_name = models.CharField(max_length=255, null=True, blank=True)
-    description = models.TextField(null=True, blank=True)
-    harm_categories = models.JSONField(default=list, blank=True)
-    authors = models.JSONField(default=list, blank=True)
-    groups = models.JSONField(default=list, blank=True)
-    source = models.TextField(null=True, blank=True)
-    data_type = models.CharField(
+    name = nul.CharField(max_length=255, unique=True)
+    default_seed_name = nul.CharField(max_length=255, null=True, blank=True)
+    description = nul.TextField(null=True, blank=True)
+    harm_categories = nul.JSONField(default=list, blank=True)
+    authors = nul.JSONField(default=list, blank=True)
+    groups = nul.JSONField(default=list, blank=True)
+    source = nul.TextField(null=True, blank=True)
+    data_type = nul.CharField(
         max_length=32, choices=PromptDataType.choices, default=PromptDataType.TEXT
     )
-    seed_type = models.CharField(max_length=32, choices=SeedType.choices, default=SeedType.PROMPT)
+    seed_type = nul.CharField(max_length=32, choices=SeedType.choices, default=SeedType.PROMPT)
     date_added = models.DateTimeField(null=True, blank=True)
-    added_by = models.CharField(max_length=255, null=True, blank=True)
-    extra = models.JSONField(default=dict, blank=True)
+    added_by = nul.CharField(max_length=255, null=True, blank=True)
+    extra = nul.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

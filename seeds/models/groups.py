@@ -7,6 +7,7 @@ import uuid
 from django.db import models
 from simple_history.models import HistoricalRecords
 
+from redteam.core import nul
 from redteam.core.constraints import choice_check
 from seeds.choices import SeedGroupKind
 
@@ -20,11 +21,9 @@ class SeedGroup(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    kind = models.CharField(
-        max_length=32, choices=SeedGroupKind.choices, default=SeedGroupKind.PLAIN
-    )
+    kind = nul.CharField(max_length=32, choices=SeedGroupKind.choices, default=SeedGroupKind.PLAIN)
     # The YAML ``prompt_group_alias`` the group was built from, for display only.
-    alias = models.CharField(max_length=255, null=True, blank=True)
+    alias = nul.CharField(max_length=255, null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     # Who changed what and when; admin "History" (curated data, issue 6).

@@ -9,6 +9,7 @@ from django.db.models import Q
 from simple_history.models import HistoricalRecords
 
 from memory.models import MediaBlob
+from redteam.core import nul
 from redteam.core.constraints import choice_check, one_of, sha256_or_null_check
 from seeds.choices import ChatMessageRole, PromptDataType, SeedType
 from seeds.models.datasets import SeedDataset
@@ -42,47 +43,47 @@ class Seed(models.Model):
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    seed_type = models.CharField(max_length=32, choices=SeedType.choices, default=SeedType.PROMPT)
-    value = models.TextField()
-    value_sha256 = models.CharField(max_length=64, null=True, blank=True)
-    data_type = models.CharField(
+    seed_type = nul.CharField(max_length=32, choices=SeedType.choices, default=SeedType.PROMPT)
+    value = nul.TextField()
+    value_sha256 = nul.CharField(max_length=64, null=True, blank=True)
+    data_type = nul.CharField(
         max_length=32, choices=PromptDataType.choices, default=PromptDataType.TEXT
     )
     media = models.ForeignKey(
         MediaBlob, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
     # File name of a media value, for linking media uploaded later (contract §13).
-    media_key = models.CharField(max_length=255, blank=True, default="")
-    name = models.CharField(max_length=255, null=True, blank=True)
+    media_key = nul.CharField(max_length=255, blank=True, default="")
+    name = nul.CharField(max_length=255, null=True, blank=True)
     dataset = models.ForeignKey(
         SeedDataset, on_delete=models.CASCADE, null=True, blank=True, related_name="seeds"
     )
-    dataset_name = models.CharField(max_length=255, null=True, blank=True)
-    harm_categories = models.JSONField(default=list, blank=True)
-    description = models.TextField(null=True, blank=True)
-    authors = models.JSONField(default=list, blank=True)
-    groups = models.JSONField(default=list, blank=True)
-    source = models.TextField(null=True, blank=True)
+    dataset_name = nul.CharField(max_length=255, null=True, blank=True)
+    harm_categories = nul.JSONField(default=list, blank=True)
+    description = nul.TextField(null=True, blank=True)
+    authors = nul.JSONField(default=list, blank=True)
+    groups = nul.JSONField(default=list, blank=True)
+    source = nul.TextField(null=True, blank=True)
     date_added = models.DateTimeField()
-    added_by = models.CharField(max_length=255, null=True, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
+    added_by = nul.CharField(max_length=255, null=True, blank=True)
+    metadata = nul.JSONField(default=dict, blank=True)
     group = models.ForeignKey(
         SeedGroup, on_delete=models.SET_NULL, null=True, blank=True, related_name="seeds"
     )
     sequence = models.IntegerField(default=0)
     # Order inside the group as the seeds were given (PyRIT keeps list order, never stores it).
     position = models.PositiveIntegerField(default=0)
-    role = models.CharField(max_length=32, choices=ChatMessageRole.choices, null=True, blank=True)
-    parameters = models.JSONField(default=list, blank=True)
+    role = nul.CharField(max_length=32, choices=ChatMessageRole.choices, null=True, blank=True)
+    parameters = nul.JSONField(default=list, blank=True)
     is_general_technique = models.BooleanField(default=False)
-    response_json_schema = models.JSONField(null=True, blank=True)
+    response_json_schema = nul.JSONField(null=True, blank=True)
     # SeedSimulatedConversation settings (PyRIT 1.x); the value is derived from them.
     num_turns = models.PositiveIntegerField(null=True, blank=True)
-    adversarial_chat_system_prompt_path = models.TextField(null=True, blank=True)
-    simulated_target_system_prompt_path = models.TextField(null=True, blank=True)
-    next_message_system_prompt_path = models.TextField(null=True, blank=True)
-    pyrit_version = models.CharField(max_length=32, blank=True, default="")
-    extra = models.JSONField(default=dict, blank=True)
+    adversarial_chat_system_prompt_path = nul.TextField(null=True, blank=True)
+    simulated_target_system_prompt_path = nul.TextField(null=True, blank=True)
+    next_message_system_prompt_path = nul.TextField(null=True, blank=True)
+    pyrit_version = nul.CharField(max_length=32, blank=True, default="")
+    extra = nul.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -52,6 +52,7 @@ from redteam.core.choices import (
     ScoreStatus,
     ScoreType,
 )
+from redteam.core.constraints import BIGINT_MAX
 from redteam.core.errors import Problem
 from redteam.core.scoring import score_numeric_value
 from seeds.specs import SeedSpec
@@ -131,7 +132,7 @@ def normalize_piece(
         original_value_sha256=r.text("original_value_sha256"),
         converted_value_sha256=r.text("converted_value_sha256"),
         timestamp=r.timestamp("timestamp"),
-        labels=r.mapping("labels"),
+        labels=r.labels("labels"),
         prompt_metadata=r.mapping("prompt_metadata"),
         targeted_harm_categories=r.strings("targeted_harm_categories"),
         converter_identifiers=r.identifiers("converter_identifiers"),
@@ -377,13 +378,13 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
         last_response_id=_ref_id(last_response, "last_response", r),
         last_score_id=_ref_id(last_score, "last_score", r),
         executed_turns=r.integer("executed_turns") or 0,
-        execution_time_ms=r.integer("execution_time_ms") or 0,
+        execution_time_ms=r.integer("execution_time_ms", maximum=BIGINT_MAX) or 0,
         outcome=r.choice("outcome", AttackOutcome, outcome, default=AttackOutcome.UNDETERMINED),
         outcome_reason=r.text("outcome_reason"),
         related_conversations=related,
         metadata=r.mapping("metadata"),
         timestamp=r.timestamp("timestamp"),
-        labels=r.mapping("labels"),
+        labels=r.labels("labels"),
         targeted_harm_categories=r.strings("targeted_harm_categories"),
         error_message=r.text("error_message"),
         error_type=r.text("error_type"),
@@ -766,6 +767,8 @@ _ADDERS = {
     "scorable_contents": _BatchBuilder.add_scorable_contents,
 }
 PAYLOAD_KEYS = tuple(_ADDERS)
+#: Top-level keys that describe a batch rather than hold items (PyRIT exports and Redline's).
+META_KEYS = ("export_format", "pyrit_version", "note")
 
 
 def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
@@ -775,8 +778,8 @@ def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
     object with any of ``conversations`` (1.1.0 ``{"conversation", "messages"}``), ``messages``
     (``{"message_pieces"|"request_pieces": [...]}``), ``message_pieces``, ``request_pieces``,
     ``scores``, ``attack_results``, ``seeds``, ``seed_groups``, ``scenario_results``,
-    ``scorable_contents``; the keys
-    ``export_format``, ``pyrit_version``, ``note`` and unknown keys go to ``meta``.
+    ``scorable_contents``; the keys of :data:`META_KEYS` go to ``meta``, and any other key is a
+    problem (it names a list nothing would read).
 
     Pieces are grouped into messages by (conversation_id, sequence) in source order, and a
     message whose pieces disagree on the role is a problem (contract §3). The conversation target
@@ -792,8 +795,17 @@ def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
             adder = _ADDERS.get(key)
             if adder is not None:
                 adder(builder, value, key)
-            else:
+            elif key in META_KEYS:
                 builder.batch.meta[key] = value
+            else:
+                # A misspelt list (``message_piecez``) would otherwise be dropped unseen.
+                builder.problems.append(
+                    Problem(
+                        str(key),
+                        "unknown key; a batch holds "
+                        + ", ".join(sorted({*PAYLOAD_KEYS, *META_KEYS})),
+                    )
+                )
     else:
         builder.problems.append(
             Problem("", f"must be a JSON object or array, not {type(payload).__name__}")

@@ -212,7 +212,7 @@ def normalize_scenario_result(
         scenario_run_state=r.choice(
             "scenario_run_state", ScenarioRunState, state, default=ScenarioRunState.CREATED
         ),
-        labels=r.mapping("labels"),
+        labels=r.labels("labels"),
         number_tries=r.integer("number_tries") or 0,
         creation_time=r.timestamp("creation_time"),
         completion_time=r.timestamp("completion_time"),

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from redteam.core.constraints import INT_MAX
 from redteam.core.errors import Problem
 from redteam.core.identifiers import ComponentIdentifier
 from redteam.core.uuids import UUID_RE, parse_uuid
@@ -97,7 +98,15 @@ class Reader:
             return None
         return value
 
-    def integer(self, key: str, *, default: int | None = 0, minimum: int | None = 0) -> int | None:
+    def integer(
+        self,
+        key: str,
+        *,
+        default: int | None = 0,
+        minimum: int | None = 0,
+        maximum: int = INT_MAX,
+    ) -> int | None:
+        """An integer in ``minimum``..``maximum`` (by default what an integer column holds)."""
         value = self.raw(key)
         if value is None:
             return default
@@ -106,6 +115,9 @@ class Reader:
             return default
         if minimum is not None and value < minimum:
             self.problem(key, f"must be >= {minimum}, not {value}")
+            return default
+        if value > maximum:
+            self.problem(key, f"must be <= {maximum:,}, not {value:,}")
             return default
         return value
 
@@ -119,6 +131,18 @@ class Reader:
             self.problem(key, f"must be an object, not {type(value).__name__}")
             return {}
         return dict(value)
+
+    def labels(self, key: str) -> dict[str, Any]:
+        """PyRIT labels: an object of ``name: text``; a nested object or list is a problem
+        (each label is one row of Redline's label index, a name and a text)."""
+        labels = self.mapping(key)
+        for name, value in labels.items():
+            if isinstance(value, dict | list):
+                self.problem(
+                    key, f"the value of label {name!r} must be text, not {type(value).__name__}"
+                )
+                return {}
+        return labels
 
     def strings(self, key: str, value: Any = MISSING) -> list[str]:
         if value is MISSING:

@@ -18,7 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.transfer.ingest.limits import Limits, limit_problems
+from memory.transfer.ingest.limits import Limits, check_payload, count_items
 from memory.transfer.ingest.service import ingest
 from redteam.core.errors import Problem
 from redteam.permissions import RequiredPermissions, TokenScope
@@ -129,11 +129,21 @@ class IngestView(APIView):
             return _error(400, "The JSON is nested too deeply.")
         except (UnicodeDecodeError, ValueError) as exc:
             return _error(400, f"The body is not valid JSON: {exc}")
-        problems = limit_problems(payload, limits)
-        if problems:
-            return Response(_problems_body(problems), status=400)
+        items = count_items(payload)
+        if items > limits.max_items:
+            return _error(
+                status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+                f"The batch holds {items:,} items; the limit is {limits.max_items:,} per request "
+                "(INGEST_MAX_ITEMS); send smaller batches.",
+                limit_items=limits.max_items,
+            )
+        check = check_payload(payload, limits)
+        if check.refused:
+            return Response(_problems_body(check.refused), status=400)
         partial = request.query_params.get("partial", "").lower() in ("1", "true", "yes")
-        report = ingest(payload=payload, partial=partial, actor=request.user)
+        report = ingest(
+            payload=payload, partial=partial, actor=request.user, problems=check.unstorable
+        )
         if partial:
             return Response(report.as_dict(with_items=True), status=207)
         if report.errors:

@@ -1,0 +1,113 @@
+"""Every text of a batch that does not fit its column (``redteam.core.lengths``): the specs'
+own fields, and the values that become rows of their own (conversation ids, labels, harm
+categories, identifiers)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from memory.models import (
+    AttackResult,
+    ComponentIdentifier,
+    Conversation,
+    HarmCategory,
+    Label,
+    MessagePiece,
+    ScenarioResult,
+    ScorableContent,
+    Score,
+)
+from memory.storage.batch import NormalizedBatch
+from redteam.core import identifiers as ids
+from redteam.core.errors import Problem
+from redteam.core.lengths import spec_problems, value_problems
+
+
+def label_problems(labels: dict[str, Any], path: str) -> Iterator[Problem]:
+    """Label names and texts too long for Redline's label index."""
+    for key, value in labels.items():
+        yield from value_problems(key, Label, "key", f"{path}.{key}")
+        yield from value_problems(
+            value if isinstance(value, str) else str(value), Label, "value", f"{path}.{key}"
+        )
+
+
+def harm_problems(categories: Iterable[Any], path: str) -> Iterator[Problem]:
+    """Harm category names too long for the harm category index."""
+    for index, name in enumerate(categories):
+        yield from value_problems(name, HarmCategory, "name", f"{path}[{index}]")
+
+
+def identifier_problems(identifier: ids.ComponentIdentifier | None, path: str) -> Iterator[Problem]:
+    """An identifier (and its children) with a class name, module or version too long."""
+    if identifier is None:
+        return
+    yield from spec_problems(identifier, ComponentIdentifier, path)
+    for name, child in identifier.children.items():
+        for index, node in enumerate(child if isinstance(child, list) else [child]):
+            where = f"{path}.children.{name}" + (f"[{index}]" if isinstance(child, list) else "")
+            yield from identifier_problems(node, where)
+
+
+def batch_problems(batch: NormalizedBatch) -> list[Problem]:
+    """Every text of ``batch`` (seeds aside: ``seeds_write`` checks those) too long for its
+    column."""
+    problems: list[Problem] = []
+    add = problems.extend
+    for piece in batch.pieces:
+        spec, path = piece.spec, piece.path
+        add(
+            value_problems(
+                piece.conversation_id, Conversation, "conversation_id", f"{path}.conversation_id"
+            )
+        )
+        add(spec_problems(spec, MessagePiece, path))
+        add(label_problems(spec.labels, f"{path}.labels"))
+        add(harm_problems(spec.targeted_harm_categories, f"{path}.targeted_harm_categories"))
+        for index, converter in enumerate(spec.converter_identifiers):
+            add(identifier_problems(converter, f"{path}.converter_identifiers[{index}]"))
+        for name in ("prompt_target_identifier", "attack_identifier", "scorer_identifier"):
+            add(identifier_problems(getattr(spec, name), f"{path}.{name}"))
+    for conversation in batch.conversations:
+        path = batch.path_of(conversation)
+        add(spec_problems(conversation, Conversation, path))
+        add(identifier_problems(conversation.target_identifier, f"{path}.target_identifier"))
+    for score in batch.scores:
+        path = batch.path_of(score)
+        add(spec_problems(score, Score, path))
+        add(identifier_problems(score.scorer_class_identifier, f"{path}.scorer_class_identifier"))
+    for content in batch.scorable_contents:
+        add(spec_problems(content, ScorableContent, batch.path_of(content)))
+    for attack in batch.attack_results:
+        path = batch.path_of(attack)
+        add(
+            value_problems(
+                attack.conversation_id, Conversation, "conversation_id", f"{path}.conversation_id"
+            )
+        )
+        add(spec_problems(attack, AttackResult, path))
+        add(label_problems(attack.labels, f"{path}.labels"))
+        add(harm_problems(attack.targeted_harm_categories, f"{path}.targeted_harm_categories"))
+        for index, related in enumerate(attack.related_conversations):
+            add(
+                value_problems(
+                    related.conversation_id,
+                    Conversation,
+                    "conversation_id",
+                    f"{path}.related_conversations[{index}].conversation_id",
+                )
+            )
+        for name in ("attack_identifier", "atomic_attack_identifier"):
+            add(identifier_problems(getattr(attack, name), f"{path}.{name}"))
+    for scenario in batch.scenario_results:
+        path = batch.path_of(scenario)
+        add(spec_problems(scenario, ScenarioResult, path))
+        add(label_problems(scenario.labels, f"{path}.labels"))
+        for name in (
+            "scenario_identifier",
+            "objective_target_identifier",
+            "objective_scorer_identifier",
+        ):
+            add(identifier_problems(getattr(scenario, name), f"{path}.{name}"))
+    return problems
