@@ -73,7 +73,7 @@ case "$cmd" in
     "$VENV/bin/python" manage.py demo --if-empty
     "$VENV/bin/python" manage.py ensure_admin
     say "Starting the background worker (imports uploaded in the browser)"
-    "$VENV/bin/python" manage.py db_worker &
+    "$VENV/bin/python" manage.py import_worker &
     worker=$!
     trap 'kill "$worker" 2>/dev/null || true' EXIT INT TERM
     say "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"

@@ -14,6 +14,9 @@ class RedteamConfig(AppConfig):
 
         from redteam import schema  # noqa: F401
         from redteam.groups import ensure_groups_after_migrate, grant_staff_to_members
+        from redteam.security import connect_axes
+
+        connect_axes()  # the login-failure receiver connects when the module is imported
 
         # Sent once per app in INSTALLED_APPS order; ``redteam`` comes after ``memory`` and
         # ``seeds``, so their permissions exist by the time this app's signal is handled.

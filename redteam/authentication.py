@@ -8,6 +8,7 @@ from rest_framework.exceptions import AuthenticationFailed
 from rest_framework.request import Request
 
 from redteam.models import ApiToken
+from redteam.security import security_event
 from redteam.tokens import api_token_authenticate
 
 
@@ -40,6 +41,13 @@ class BearerTokenAuthentication(BaseAuthentication):
         token = api_token_authenticate(raw=raw)
         if token is None:
             raise AuthenticationFailed("Invalid, expired or revoked API token.")
+        security_event(
+            "token_used",
+            request=request._request,
+            user=token.user.get_username(),
+            token=token.key_prefix,
+            scope=token.scope,
+        )
         return token.user, token
 
     def authenticate_header(self, request: Request) -> str:

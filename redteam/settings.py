@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import dj_database_url
@@ -91,6 +92,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_tasks_db",
     "simple_history",
+    "axes",
     "memory",
     "seeds",
     "redteam",
@@ -109,7 +111,23 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last: it answers a locked-out login with its own page.
+    "axes.middleware.AxesMiddleware",
 ]
+
+# --- Logins: lockout after repeated failures (django-axes, docs/deployment.md) ---------------
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_ENABLED = env_bool("LOGIN_LOCKOUT", True)
+# Failed attempts for one username from one address before that pair is locked out.
+AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+AXES_VERBOSE = False
 
 ROOT_URLCONF = "redteam.urls"
 WSGI_APPLICATION = "redteam.wsgi.application"
@@ -270,7 +288,14 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "redteam.core.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    # Per API token, at REDLINE_API_RATE; over the rate: 429 with Retry-After.
+    "DEFAULT_THROTTLE_CLASSES": ["redteam.throttling.TokenRateThrottle"],
+    "EXCEPTION_HANDLER": "redteam.views.api_exception_handler",
 }
+# Requests per token (or signed-in user, or address) and period: "1200/minute", "50/second";
+# empty turns the limit off (docs/deployment.md).
+REDLINE_API_RATE = env_str("API_RATE", "1200/minute")
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Redline API",
     "DESCRIPTION": "Ingest and read PyRIT red-team memory.",
@@ -291,7 +316,25 @@ SPECTACULAR_SETTINGS = {
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "formatters": {
+        # The security log: one JSON object a line (redteam.security).
+        "security": {
+            "()": "pythonjsonlogger.json.JsonFormatter",
+            "fmt": "%(asctime)s %(levelname)s %(message)s",
+            "rename_fields": {"asctime": "time", "levelname": "level", "message": "event"},
+        },
+    },
+    "handlers": {
+        "console": {"class": "logging.StreamHandler"},
+        "security": {"class": "logging.StreamHandler", "formatter": "security"},
+    },
+    "loggers": {
+        "redline.security": {
+            "handlers": ["security"],
+            "level": env_str("SECURITY_LOG_LEVEL", "INFO"),
+            "propagate": False,
+        },
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }
 
@@ -319,6 +362,9 @@ REDLINE_IMPORT_ZIP_MAX_MEMBERS = env_int("IMPORT_ZIP_MAX_MEMBERS", 50_000)
 REDLINE_IMPORT_ZIP_MAX_RATIO = env_int("IMPORT_ZIP_MAX_RATIO", 200)
 # A running import whose worker has not reported for this long is failed as stalled.
 REDLINE_IMPORT_STALLED_AFTER_SECONDS = env_int("IMPORT_STALLED_AFTER_MINUTES", 15) * 60
+# A starting worker (manage.py import_worker) queues again a running import whose worker has
+# not reported for this long: its worker stopped.
+REDLINE_IMPORT_ORPHANED_AFTER_SECONDS = env_int("IMPORT_ORPHANED_AFTER_SECONDS", 120)
 FILE_UPLOAD_MAX_MEMORY_SIZE = 8 * 1024 * 1024
 
 # Benchmarks only: report each response's SQL query count in an X-Query-Count header.

@@ -6,6 +6,10 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template import loader
+from rest_framework.response import Response
+from rest_framework.views import exception_handler
+
+from redteam.security import security_event
 
 
 def healthz(request: HttpRequest) -> JsonResponse:
@@ -25,6 +29,7 @@ def _is_api(request: HttpRequest) -> bool:
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
     """403: why (the view's own message when it gave one) and the pages the user may open."""
     message = str(exception) if exception is not None else ""
+    security_event("permission_denied", request=request, reason=message)
     if _is_api(request):
         return JsonResponse(
             {"detail": message or "You do not have permission to perform this action."},
@@ -45,3 +50,18 @@ def server_error(request: HttpRequest) -> HttpResponse:
     if _is_api(request):
         return JsonResponse({"detail": "Server error; the server log has the details."}, status=500)
     return HttpResponseServerError(loader.get_template("500.html").render())
+
+
+def api_exception_handler(exc: Exception, context: dict) -> Response | None:
+    """DRF's own handler, with refusals written to the security log."""
+    response = exception_handler(exc, context)
+    request = context.get("request")
+    if response is not None and request is not None:
+        event = _API_EVENTS.get(response.status_code)
+        if event is not None:
+            security_event(event, request=request, reason=str(getattr(exc, "detail", exc)))
+    return response
+
+
+#: The API refusals the security log records, by status.
+_API_EVENTS = {401: "api_unauthenticated", 403: "permission_denied", 429: "rate_limited"}

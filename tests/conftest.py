@@ -12,6 +12,15 @@ FIXTURES_DIR = Path(__file__).resolve().parent / "fixtures"
 
 
 @pytest.fixture(autouse=True)
+def _fresh_cache():
+    """Every test starts with an empty cache: API rate counts and login lockouts live there
+    (and in the database), and must not carry over from one test to the next."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
+@pytest.fixture(autouse=True)
 def _isolated_storage(settings, tmp_path):
     """Media go to a per-test folder; static files need no collectstatic manifest."""
     settings.MEDIA_ROOT = tmp_path / "media"

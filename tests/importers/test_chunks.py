@@ -7,8 +7,9 @@ import io
 import pytest
 from django.core.management import call_command
 
-from memory.models import AttackResult, Conversation, MessagePiece, Score
+from memory.models import AttackResult, Conversation, MessagePiece, ScenarioResult, Score
 from memory.storage import write
+from memory.transfer.importers.runner import Importer
 from memory.transfer.importers.service import import_pyrit_db
 from tests.importers.conftest import DB_012, DB_110
 
@@ -127,3 +128,32 @@ def test_progress_never_goes_backwards_on_a_1x_file():
     assert done == sorted(done)
     assert done[-1] == summary.rows_total == seen[-1]["total"]
     assert summary.rows_read["Conversations"] == 38
+
+
+@pytest.mark.django_db(transaction=True)
+def test_progress_counts_only_committed_rows(monkeypatch):
+    """The reader runs up to two chunks ahead of the writer; progress must not: when the third
+    chunk of pieces fails, the last report names exactly the two committed chunks."""
+    real = write.insert_rows
+    calls = {"pieces": 0}
+    reports: list[dict] = []
+
+    def failing(model, rows):
+        real(model, rows)
+        if model.__name__ == "MessagePiece" and rows:
+            calls["pieces"] += 1
+            if calls["pieces"] == 3:
+                raise Boom("worker killed")
+
+    def progress(report):
+        # the one scenario result comes first, then pieces
+        stored = ScenarioResult.objects.count() + MessagePiece.objects.count()
+        reports.append({**report, "stored": stored})
+
+    monkeypatch.setattr(write, "insert_rows", failing)
+    monkeypatch.setattr(Importer, "REPORT_INTERVAL", 0)
+    with pytest.raises(Boom):
+        import_pyrit_db(path=DB_110, chunk_rows=40, progress=progress)
+    assert MessagePiece.objects.count() == 80
+    assert reports[-1]["done"] == reports[-1]["stored"] == 81
+    assert all(r["done"] <= r["stored"] for r in reports)

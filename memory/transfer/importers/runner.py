@@ -128,6 +128,8 @@ class _Prepared:
     batch: NormalizedBatch
     problems: list[Problem]
     media: list[tuple[str, MediaFile]]
+    #: Source rows the chunk holds: counted as done once the chunk is committed.
+    rows: int = 0
 
 
 class _Stopped(Exception):
@@ -176,6 +178,9 @@ class Importer:
     See :func:`memory.transfer.importers.service.import_pyrit_db`.
     """
 
+    #: Seconds between two progress reports (at most).
+    REPORT_INTERVAL = 0.5
+
     def __init__(
         self,
         *,
@@ -195,7 +200,10 @@ class Importer:
         self.chunk_rows = chunk_rows
         self.tally = Tally()
         self.ids = IdentifierCache(on_mismatch=self._hash_mismatch)
+        #: Source rows committed (what progress reports); ``read`` runs ahead of it.
         self.done = 0
+        self.read = 0
+        self._unqueued = 0
         self.total = 0
         self.started = time.perf_counter()
         self._last_report = 0.0
@@ -296,6 +304,9 @@ class Importer:
                 with contextlib.suppress(queue.Empty):
                     prepared.get(timeout=0.1)
             reader.join()
+        # Rows read but never handed to the writer (nothing in them to write) are done too.
+        self.done += self._unqueued
+        self._unqueued = 0
         self._report("done", force=True)
 
     def _produce(self, prepared: queue.Queue[Any]) -> None:
@@ -363,7 +374,7 @@ class Importer:
         if schema.has("EmbeddingData"):
             count = self.db.execute("SELECT count(*) FROM src.EmbeddingData").fetchone()[0]
             self.tally.rows_read["EmbeddingData"] = count
-            self.done += count
+            self._count_read(count)
             if count:
                 self.tally.warnings.add(
                     "not imported",
@@ -386,7 +397,7 @@ class Importer:
                 return
             last = rows[-1][0]
             self.tally.rows_read[reader.table] += len(rows)
-            self.done += len(rows)
+            self._count_read(len(rows))
             yield [reader.to_dict(row[1:]) for row in rows]
 
     def _seed_chunks(self, reader: TableReader) -> Iterator[list[dict[str, Any]]]:
@@ -412,7 +423,7 @@ class Importer:
                 group = row[1]
                 chunk.append(reader.to_dict(row[2:]))
                 self.tally.rows_read["SeedPromptEntries"] += 1
-                self.done += 1
+                self._count_read(1)
         if chunk:
             yield chunk
 
@@ -545,7 +556,13 @@ class Importer:
     def _ingest(self, payload: dict[str, Any]) -> None:
         """Reader side: normalise a chunk and find its media files, then queue it."""
         batch, problems = normalize_batch(payload)
-        self._put(_Prepared(self.phase, batch, problems, self._match_media(batch)))
+        rows, self._unqueued = self._unqueued, 0
+        self._put(_Prepared(self.phase, batch, problems, self._match_media(batch), rows))
+
+    def _count_read(self, rows: int) -> None:
+        """Reader side: ``rows`` more source rows read, not yet handed to the writer."""
+        self.read += rows
+        self._unqueued += rows
 
     def _write(self, item: _Prepared) -> None:
         """Writer side: store the chunk's media, then the chunk, in its own transaction."""
@@ -564,6 +581,8 @@ class Importer:
                 self.tally.refused[kind] += counts["error"]
             for error in report.errors:
                 self._refused(error["path"], error["id"], error["message"])
+        # Committed (or, in a dry run, checked): only now do its rows count as done.
+        self.done += item.rows
         self._report(item.phase)
 
     def _drop_unstored_references(self, batch: NormalizedBatch) -> None:
@@ -758,7 +777,7 @@ class Importer:
         if self.progress is None:
             return
         now = time.perf_counter()
-        if not force and now - self._last_report < 0.5:
+        if not force and now - self._last_report < self.REPORT_INTERVAL:
             return
         self._last_report = now
         elapsed = max(now - self.started, 1e-9)

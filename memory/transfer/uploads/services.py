@@ -41,12 +41,19 @@ def import_job_create(
     job.upload.save(f"{job.id}{'.zip' if kind == 'zip' else '.db'}", upload, save=False)
     job.save()
 
+    _enqueue(job)
+    return job
+
+
+def _enqueue(job: ImportJob) -> None:
+    """Enqueue ``job``'s task once the current transaction commits (a worker must never see a
+    job that is not there yet) and record the task's id on the job."""
+
     def enqueue() -> None:
         result = run_import_job.enqueue(str(job.id))
         ImportJob.objects.filter(pk=job.pk).update(task_id=str(result.id)[:64])
 
     transaction.on_commit(enqueue)
-    return job
 
 
 STALLED_ERROR = (
@@ -81,3 +88,54 @@ def import_jobs_fail_stalled(*, now: datetime | None = None) -> int:
                 job.upload.delete(save=False)
                 ImportJob.objects.filter(pk=job.pk).update(upload="")
     return failed
+
+
+class WorkerStopped(RuntimeError):
+    """The worker running a task stopped before the task ended (killed, crashed, restarted)."""
+
+
+def import_jobs_resume(*, now: datetime | None = None) -> list[ImportJob]:
+    """Queue again the jobs a stopped worker left running; returns them.
+
+    A job counts as left behind when its heartbeat is older than
+    ``REDLINE_IMPORT_ORPHANED_AFTER_SECONDS`` (a live worker reports at least after every
+    chunk, a few seconds apart). The import is run again from the start: rows committed before
+    the stop are found unchanged and the rest is written, so it ends exactly as an
+    uninterrupted run. The stopped worker's task record is marked failed. A job whose upload
+    is gone is failed instead. Called by ``manage.py import_worker`` when a worker starts.
+    """
+    from django_tasks_db.models import DBTaskResult
+
+    now = now or timezone.now()
+    cutoff = now - timedelta(seconds=settings.REDLINE_IMPORT_ORPHANED_AFTER_SECONDS)
+    left = ImportJob.objects.filter(status=ImportStatus.RUNNING).filter(
+        Q(heartbeat_at__lt=cutoff) | Q(heartbeat_at__isnull=True, started_at__lt=cutoff)
+    )
+    resumed = []
+    for job in left:
+        if not job.upload:
+            ImportJob.objects.filter(pk=job.pk, status=ImportStatus.RUNNING).update(
+                status=ImportStatus.FAILED,
+                error="The worker stopped during the import and the upload is gone; upload "
+                "the file again.",
+                finished_at=now,
+            )
+            continue
+        # Re-checked in the UPDATE: another worker may have resumed it meanwhile.
+        claimed = ImportJob.objects.filter(
+            pk=job.pk, status=ImportStatus.RUNNING, heartbeat_at=job.heartbeat_at
+        ).update(
+            status=ImportStatus.QUEUED,
+            started_at=None,
+            heartbeat_at=None,
+            progress={"phase": "queued", "resumed": True},
+        )
+        if not claimed:
+            continue
+        stopped = WorkerStopped(f"the worker stopped while importing job {job.pk}; re-queued")
+        for task in DBTaskResult.objects.filter(pk=job.task_id or None).running():
+            task.set_failed(stopped)
+        logger.warning("import job %s resumed (last heartbeat %s)", job.pk, job.heartbeat_at)
+        _enqueue(job)
+        resumed.append(job)
+    return resumed
