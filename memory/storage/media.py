@@ -1,11 +1,19 @@
-"""Media that arrives after the memory naming it: link it to every piece and seed (contract §13)."""
+"""Media and the memory naming it: link late bytes to every piece and seed (contract §13), and
+check the media store against the database."""
 
 from __future__ import annotations
 
-from django.db import transaction
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 
-from memory.models import MediaBlob
+from django.core.files.storage import default_storage
+from django.db import transaction
+from django.db.models import Q
+
+from memory.models import MediaBlob, MessagePiece
 from memory.models.media_links import media_link_pieces
+from seeds.models import Seed
 from seeds.services import seeds_link_media
 
 
@@ -21,3 +29,66 @@ def media_attach(*, blob: MediaBlob, location: str = "") -> dict[str, int]:
             "message_pieces": media_link_pieces(blob=blob, location=location),
             "seeds": seeds_link_media(blob=blob, location=location),
         }
+
+
+@dataclass
+class MediaReport:
+    """What ``media_check`` found: blobs whose bytes are gone or damaged, files no blob names,
+    and media values still waiting for their bytes."""
+
+    blobs: int = 0
+    missing: list[str] = field(default_factory=list)
+    wrong_size: list[str] = field(default_factory=list)
+    wrong_hash: list[str] = field(default_factory=list)
+    orphan_files: list[str] = field(default_factory=list)
+    pieces_waiting: int = 0
+    seeds_waiting: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Every blob has its bytes (files no blob names are reported, not an error)."""
+        return not (self.missing or self.wrong_size or self.wrong_hash)
+
+
+def media_check(*, verify: bool = False) -> MediaReport:
+    """Compare the media store with the database, both ways.
+
+    Every ``MediaBlob`` must have its file, of its size (``verify``: and of its SHA-256, which
+    reads every byte); every file under ``blobs/`` must belong to a blob. Pieces and seeds that
+    name media whose bytes never arrived are counted (they link when the bytes are sent).
+    """
+    report = MediaReport()
+    known: set[str] = set()
+    for sha, name, size in MediaBlob.objects.values_list("sha256", "file", "size").iterator():
+        report.blobs += 1
+        known.add(name)
+        if not default_storage.exists(name):
+            report.missing.append(sha)
+            continue
+        if default_storage.size(name) != size:
+            report.wrong_size.append(sha)
+        elif verify:
+            digest = hashlib.sha256()
+            with default_storage.open(name, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            if digest.hexdigest() != sha:
+                report.wrong_hash.append(sha)
+    report.orphan_files = sorted(set(_stored_blob_files()) - known)
+    report.pieces_waiting = MessagePiece.objects.filter(
+        Q(original_media__isnull=True) & ~Q(original_media_key="")
+        | Q(converted_media__isnull=True) & ~Q(converted_media_key="")
+    ).count()
+    report.seeds_waiting = Seed.objects.filter(media__isnull=True).exclude(media_key="").count()
+    return report
+
+
+def _stored_blob_files(folder: str = "blobs") -> Iterator[str]:
+    """Every file under ``folder`` of the media store, as storage names."""
+    directories, files = (
+        default_storage.listdir(folder) if default_storage.exists(folder) else ([], [])
+    )
+    for name in files:
+        yield f"{folder}/{name}"
+    for directory in directories:
+        yield from _stored_blob_files(f"{folder}/{directory}")
