@@ -2,8 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import os
+import socket
+import subprocess
 import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
 
 #: The server the benchmarks create their scratch databases on (``BENCH_PG_URL`` overrides).
 PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
@@ -63,3 +74,115 @@ def database_url(database: str, *, folder: str, pg_name: str) -> str | None:
     if database == "sqlite":
         return f"sqlite:///{folder}/bench.sqlite3"
     return pg_database(pg_name)
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def manage(env: dict[str, str], *args: str) -> str:
+    """Run ``manage.py args`` with ``env``; its standard output."""
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "manage.py"), *args],
+        env=env,
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return result.stdout.strip()
+
+
+def _wait(port: int, proc: subprocess.Popen) -> None:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError("gunicorn exited early")
+        try:
+            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
+            conn.request("GET", "/healthz")
+            if conn.getresponse().status == 200:
+                return
+        except OSError:
+            time.sleep(0.2)
+    raise RuntimeError("gunicorn did not come up")
+
+
+@dataclass
+class Server:
+    """A running gunicorn: where it listens, its ingest token, its master's pid."""
+
+    port: int
+    token: str
+    pid: int
+
+
+@contextlib.contextmanager
+def serving(
+    database: str, *, workers: int, env: dict[str, str] | None = None
+) -> Iterator[Server | None]:
+    """A gunicorn server (production settings, no rate limit) on a scratch ``database``
+    (``sqlite`` or ``postgres``), migrated, with a user in the ingest group and its token.
+    Yields None when PostgreSQL is unreachable."""
+    with tempfile.TemporaryDirectory(prefix="redline-bench-") as tmp:
+        server_env = {
+            **os.environ,
+            "REDLINE_VAR_DIR": tmp,
+            "DEBUG": "0",
+            "SECRET_KEY": "bench-only-" + "x" * 50,
+            "ALLOWED_HOSTS": "127.0.0.1",
+            "SECURE_SSL_REDIRECT": "0",
+            "QUERY_COUNT_HEADER": "1",
+            "LOG_LEVEL": "WARNING",
+            "SECURITY_LOG_LEVEL": "WARNING",
+            "API_RATE": "",
+            **(env or {}),
+        }
+        pg_name = f"redline_bench_{os.getpid()}"
+        url = database_url(database, folder=tmp, pg_name=pg_name)
+        if url is None:
+            yield None
+            return
+        server_env["DATABASE_URL"] = url
+        try:
+            manage(server_env, "migrate", "--verbosity", "0")
+            manage(
+                server_env,
+                "shell",
+                "-c",
+                "from django.contrib.auth.models import Group, User; "
+                "u = User.objects.create_user('bench'); "
+                "u.groups.add(Group.objects.get(name='ingest'))",
+            )
+            token = manage(server_env, "create_api_token", "bench", "--scope", "ingest")
+            port = free_port()
+            process = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "gunicorn",
+                    "redteam.wsgi",
+                    "--bind",
+                    f"127.0.0.1:{port}",
+                    "--workers",
+                    str(workers),
+                    "--timeout",
+                    "600",
+                    "--log-level",
+                    "warning",
+                ],
+                env=server_env,
+                cwd=ROOT,
+            )
+            try:
+                _wait(port, process)
+                yield Server(port=port, token=token, pid=process.pid)
+            finally:
+                process.terminate()
+                process.wait(timeout=30)
+        finally:
+            if database != "sqlite":
+                pg_database(pg_name, create=False)

@@ -19,52 +19,16 @@ import argparse
 import http.client
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import database_url, pg_database  # noqa: E402
+from bench.common import serving  # noqa: E402
 from bench.payloads import batch  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def _manage(env: dict[str, str], *args: str) -> str:
-    result = subprocess.run(
-        [sys.executable, str(ROOT / "manage.py"), *args],
-        env=env,
-        cwd=ROOT,
-        check=True,
-        capture_output=True,
-        text=True,
-    )
-    return result.stdout.strip()
-
-
-def _wait(port: int, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise RuntimeError("gunicorn exited early")
-        try:
-            conn = http.client.HTTPConnection("127.0.0.1", port, timeout=2)
-            conn.request("GET", "/healthz")
-            if conn.getresponse().status == 200:
-                return
-        except OSError:
-            time.sleep(0.2)
-    raise RuntimeError("gunicorn did not come up")
 
 
 def _cpu_seconds(pid: int) -> float:
@@ -84,64 +48,13 @@ def _cpu_seconds(pid: int) -> float:
 
 def run(database: str, bodies: list[bytes], pieces_per_batch: int, workers: int) -> list[dict]:
     """Start a server on ``database`` and time both passes; returns one row per pass."""
-    with tempfile.TemporaryDirectory(prefix="redline-bench-") as tmp:
-        env = {
-            **os.environ,
-            "REDLINE_VAR_DIR": tmp,
-            "DEBUG": "0",
-            "SECRET_KEY": "bench-only-" + "x" * 50,
-            "ALLOWED_HOSTS": "127.0.0.1",
-            "SECURE_SSL_REDIRECT": "0",
-            "QUERY_COUNT_HEADER": "1",
-            "LOG_LEVEL": "WARNING",
-        }
-        pg_name = f"redline_bench_{os.getpid()}"
-        url = database_url(database, folder=tmp, pg_name=pg_name)
-        if url is None:
+    with serving(database, workers=workers) as server:
+        if server is None:
             return []
-        env["DATABASE_URL"] = url
-        try:
-            _manage(env, "migrate", "--verbosity", "0")
-            _manage(
-                env,
-                "shell",
-                "-c",
-                "from django.contrib.auth.models import Group, User; "
-                "u = User.objects.create_user('bench'); "
-                "u.groups.add(Group.objects.get(name='ingest'))",
-            )
-            token = _manage(env, "create_api_token", "bench", "--scope", "ingest")
-            port = _free_port()
-            server = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "gunicorn",
-                    "redteam.wsgi",
-                    "--bind",
-                    f"127.0.0.1:{port}",
-                    "--workers",
-                    str(workers),
-                    "--timeout",
-                    "600",
-                    "--log-level",
-                    "warning",
-                ],
-                env=env,
-                cwd=ROOT,
-            )
-            try:
-                _wait(port, server)
-                return [
-                    _pass(port, token, bodies, pieces_per_batch, label, server.pid)
-                    for label in ("first", "re-post")
-                ]
-            finally:
-                server.terminate()
-                server.wait(timeout=30)
-        finally:
-            if database != "sqlite":
-                pg_database(pg_name, create=False)
+        return [
+            _pass(server.port, server.token, bodies, pieces_per_batch, label, server.pid)
+            for label in ("first", "re-post")
+        ]
 
 
 def _pass(

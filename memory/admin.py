@@ -12,12 +12,16 @@ on lists. See ``redteam.core.admin`` for the paginator and the key-first search.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.actions import delete_selected
+from django.contrib.admin.options import ActionLocation
+from django.contrib.admin.utils import unquote
 from django.db.models import QuerySet
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
@@ -41,6 +45,7 @@ from memory.models import (
     ScorableContent,
     Score,
 )
+from memory.storage.services import memory_delete, memory_reviewed
 from redteam.core.admin import (
     LargeTableAdminMixin,
     admin_changelist_url,
@@ -69,6 +74,29 @@ def joined(relation: str, fields: tuple[str, ...]) -> tuple[str, ...]:
 # --- Bases --------------------------------------------------------------------------------------
 
 
+def deletion_problem(queryset: QuerySet, request: HttpRequest) -> str | None:
+    """Why the confirmed deletion of ``queryset`` may not go ahead (None: it may)."""
+    if not request.POST.get("reason", "").strip():
+        return "Nothing was deleted: say why this memory is deleted (it is recorded)."
+    reviewed = memory_reviewed(queryset=queryset)
+    if reviewed and not request.POST.get("force"):
+        return (
+            f"Nothing was deleted: {reviewed} of the selected rows hold memory a human verdict "
+            "refers to. Tick “delete the evidence of human verdicts too” to delete them anyway."
+        )
+    return None
+
+
+def delete_selected_memory(modeladmin: Any, request: HttpRequest, queryset: QuerySet) -> Any:
+    """Django's "delete selected" with the reason and confirmation evidence needs."""
+    if request.POST.get("post"):
+        problem = deletion_problem(queryset, request)
+        if problem:
+            modeladmin.message_user(request, problem, messages.ERROR)
+            return None
+    return delete_selected(modeladmin, request, queryset)
+
+
 class EvidenceAdmin(LargeTableAdminMixin, admin.ModelAdmin):
     """View-only admin of PyRIT evidence; only superusers may delete.
 
@@ -88,6 +116,51 @@ class EvidenceAdmin(LargeTableAdminMixin, admin.ModelAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return request.user.is_active and request.user.is_superuser
+
+    # Deleting evidence: always with a reason, and memory a human verdict refers to only when
+    # confirmed (``memory_delete``); both recorded in the history and the security log.
+    delete_confirmation_template = "admin/memory/delete_confirmation.html"
+    delete_selected_confirmation_template = "admin/memory/delete_selected_confirmation.html"
+
+    def delete_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict | None = None
+    ) -> HttpResponse:
+        if request.method == "POST" and request.POST.get("post"):
+            queryset = self.model._default_manager.filter(pk=unquote(object_id))
+            problem = deletion_problem(queryset, request)
+            if problem:
+                messages.error(request, problem)
+                return HttpResponseRedirect(request.get_full_path())
+        return super().delete_view(request, object_id, extra_context)
+
+    def get_deleted_objects(self, objs: Any, request: HttpRequest) -> tuple:
+        # What cascades (an attack's verdicts, labels, related conversations) goes with the
+        # evidence: only superusers delete here, and memory_delete records all of it. Django
+        # would ask for a delete permission on each cascaded model, which read-only index
+        # admins never give.
+        deleted, counts, _perms_needed, protected = super().get_deleted_objects(objs, request)
+        return deleted, counts, set(), protected
+
+    def delete_model(self, request: HttpRequest, obj: Any) -> None:
+        self.delete_queryset(request, self.model._default_manager.filter(pk=obj.pk))
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet) -> None:
+        memory_delete(
+            queryset=queryset,
+            actor=request.user,
+            reason=request.POST.get("reason", ""),
+            force=bool(request.POST.get("force")),
+        )
+
+    def get_actions(
+        self, request: HttpRequest, action_location: Any = ActionLocation.CHANGE_LIST
+    ) -> dict[str, Any]:
+        actions = super().get_actions(request, action_location=action_location)
+        if "delete_selected" in actions:
+            actions["delete_selected"] = dataclasses.replace(
+                actions["delete_selected"], func=delete_selected_memory
+            )
+        return actions
 
     def get_queryset(self, request: HttpRequest) -> QuerySet:
         queryset = super().get_queryset(request)

@@ -329,6 +329,9 @@ LOGGING = {
         "security": {"class": "logging.StreamHandler", "formatter": "security"},
     },
     "loggers": {
+        # django-axes' own notes (e.g. "deleted 0 failed login attempts" on every login);
+        # lockouts reach the security log.
+        "axes": {"level": "WARNING"},
         "redline.security": {
             "handlers": ["security"],
             "level": env_str("SECURITY_LOG_LEVEL", "INFO"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import uuid
 
 from django.db import models
+from simple_history.models import HistoricalRecords
 
 from memory.models.conversations import Conversation, MessagePiece
 from memory.models.identifiers import ComponentIdentifier
@@ -101,6 +102,8 @@ class AttackResult(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = AttackResultQuerySet.as_manager()
+    # Who changed or deleted it, when and why (docs/deployment.md, "Audit").
+    history = HistoricalRecords(excluded_fields=["updated_at"])
 
     class Meta:
         constraints = [

@@ -9,6 +9,7 @@ from typing import Any
 from django.apps import apps
 from django.db import models
 from django.db.models import F, Q
+from simple_history.models import HistoricalRecords
 
 from memory.models.identifiers import ComponentIdentifier
 from memory.models.media import MediaBlob
@@ -73,6 +74,8 @@ class Conversation(models.Model):
     updated_at = models.DateTimeField(auto_now=True)
 
     objects = ConversationQuerySet.as_manager()
+    # Who changed or deleted it, when and why (docs/deployment.md, "Audit").
+    history = HistoricalRecords(excluded_fields=["updated_at"])
 
     class Meta:
         indexes = [
@@ -228,6 +231,8 @@ class MessagePiece(models.Model):
     extra = nul.JSONField(default=dict, blank=True)
 
     objects = MessagePieceQuerySet.as_manager()
+    # Who changed or deleted it, when and why (docs/deployment.md, "Audit").
+    history = HistoricalRecords()
 
     class Meta:
         constraints = [

@@ -7,6 +7,7 @@ import uuid
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
+from simple_history.models import HistoricalRecords
 
 from redteam.core import nul
 from redteam.core.choices import AttackOutcome
@@ -45,6 +46,8 @@ class HumanVerdict(models.Model):
     # Kept so the history still says who it was after the account is deleted.
     reviewer_name = nul.CharField(max_length=150, blank=True, default="")
     created_at = models.DateTimeField(default=timezone.now)
+    # Who deleted it (with its attack), when and why (docs/deployment.md, "Audit").
+    history = HistoricalRecords()
 
     class Meta:
         ordering = ["-created_at"]

@@ -8,6 +8,7 @@ from collections.abc import Collection, Iterable
 from django.conf import settings
 from django.db import models
 from django.db.models import OuterRef, Q, Subquery
+from simple_history.models import HistoricalRecords
 
 from memory.models.conversations import MessagePiece
 from memory.models.identifiers import ComponentIdentifier
@@ -126,6 +127,8 @@ class Score(models.Model):
     )
 
     objects = ScoreQuerySet.as_manager()
+    # Who changed or deleted it, when and why (docs/deployment.md, "Audit").
+    history = HistoricalRecords()
 
     class Meta:
         constraints = [

@@ -18,6 +18,7 @@ from memory.storage.specs import (
     ScoreSpec,
 )
 from redteam.core.choices import PromptDataType
+from redteam.core.errors import printable
 from redteam.core.identifiers import ComponentIdentifier
 from seeds.specs import SeedSpec
 
@@ -147,7 +148,7 @@ class NormalizedBatch:
         if isinstance(raw, Mapping):
             for key in _ID_KEYS.get(kind, ("id",)):
                 if raw.get(key) is not None:
-                    client_id = str(raw[key])
+                    client_id = printable(str(raw[key]))
                     break
         self.items[path] = ItemRef(kind, path, client_id)
         if spec is not None:

@@ -13,10 +13,12 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, QuerySet
+from django.utils import timezone
 
 from memory.models import (
     AttackResult,
+    Conversation,
     HumanOutcome,
     HumanVerdict,
     Message,
@@ -38,6 +40,7 @@ from redteam.core.choices import (
 )
 from redteam.core.errors import InvalidMemory, Problem
 from redteam.core.scoring import score_numeric_value
+from redteam.security import security_event
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -353,3 +356,70 @@ def human_score_add(
         Score.objects.filter(pk=score.pk).update(reviewer=reviewer)
     score.reviewer = reviewer
     return score
+
+
+# --- deleting memory ----------------------------------------------------------------------------
+
+#: How each model reaches the human verdicts that judged it: an attack's own verdicts, or those
+#: of the attack whose main conversation holds it.
+_VERDICT_PATHS = {
+    "AttackResult": "human_verdicts",
+    "Conversation": "attack_results__human_verdicts",
+    "Message": "conversation__attack_results__human_verdicts",
+    "MessagePiece": "message__conversation__attack_results__human_verdicts",
+    "Score": "conversation__attack_results__human_verdicts",
+}
+
+
+def memory_reviewed(*, queryset: QuerySet) -> int:
+    """How many of ``queryset``'s rows a human verdict refers to (directly or as the
+    conversation it judged)."""
+    path = _VERDICT_PATHS.get(queryset.model.__name__)
+    if path is None:
+        return 0
+    return queryset.filter(**{f"{path}__isnull": False}).distinct().count()
+
+
+def memory_delete(
+    *, queryset: QuerySet, actor: AbstractBaseUser, reason: str, force: bool = False
+) -> int:
+    """Delete PyRIT memory with a reason; refuse memory a human verdict refers to unless
+    ``force``. Returns how many rows were deleted (cascades included).
+
+    Memory is evidence: every deletion is recorded in the rows' history with ``actor`` and
+    ``reason`` (what cascades with them too), and in the security log.
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise InvalidMemory([Problem("reason", "say why this memory is deleted")])
+    reviewed = memory_reviewed(queryset=queryset)
+    if reviewed and not force:
+        raise InvalidMemory(
+            [
+                Problem(
+                    "force",
+                    f"{reviewed} of the selected rows hold memory a human verdict refers to; "
+                    "confirm deleting the evidence of those verdicts too",
+                )
+            ]
+        )
+    started = timezone.now()
+    models = _HISTORY_MODELS
+    with transaction.atomic():
+        deleted, per_model = queryset.delete()
+        for model in models:
+            model.history.filter(history_type="-", history_date__gte=started).update(
+                history_user_id=actor.pk, history_change_reason=reason[:100]
+            )
+    security_event(
+        "memory_deleted",
+        user=actor.get_username(),
+        reason=reason,
+        forced=bool(reviewed),
+        counts={label.rsplit(".", 1)[-1]: n for label, n in per_model.items() if n},
+    )
+    return deleted
+
+
+#: The memory models whose changes and deletions are recorded (``history``).
+_HISTORY_MODELS = (AttackResult, Conversation, MessagePiece, Score, HumanVerdict)

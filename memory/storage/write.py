@@ -13,6 +13,7 @@ batch or the database (an attack's last response / last score / owning scenario)
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import time
 import uuid
@@ -135,7 +136,9 @@ def ingest_batch(
     problems = list(problems)
     with fewer_collections(), transaction.atomic():
         _serialise_writers()
-        work = batch
+        # Items the caller already refused (text no database can hold) are never looked up:
+        # their values would fail the query itself.
+        work = _without(batch, _failed_paths(batch, problems)) if problems else batch
         while True:
             if partial:
                 work = _without(work, _failed_paths(batch, problems))
@@ -1026,6 +1029,7 @@ class _Plan:
 
     def _write_attacks(self) -> None:
         creates, updates, related = [], [], []
+        before: list[AttackResult] = []
         self.attack_tags: dict[uuid.UUID, tuple[dict[str, Any], list[str], bool]] = {}
         for spec in self.batch.attack_results:
             path = self.batch.path_of(spec)
@@ -1036,6 +1040,7 @@ class _Plan:
                 self.status[path] = CREATED
                 self.attack_tags[spec.id] = (spec.labels, spec.targeted_harm_categories, False)
             elif _changed(existing, values):
+                before.append(copy.copy(existing))
                 relabel = (
                     existing.labels != spec.labels
                     or existing.targeted_harm_categories != spec.targeted_harm_categories
@@ -1069,7 +1074,27 @@ class _Plan:
             [name.removesuffix("_id") for name in self._ATTACK_FIELDS] + ["updated_at"],
             updates,
         )
+        self._record_attack_changes(before, updates)
         insert_ignore(related)
+
+    def _record_attack_changes(self, before: list[AttackResult], after: list[AttackResult]) -> None:
+        """History of attack results a re-send changed: the state before (once, for those with
+        no history yet) and the new one, with the sender as the user. Creations are not
+        recorded (a row's ``created_at`` and the security log say who sent it)."""
+        if not after:
+            return
+        recorded = set(
+            AttackResult.history.filter(id__in=[a.id for a in after])
+            .values_list("id", flat=True)
+            .distinct()
+        )
+        first = [old for old in before if old.id not in recorded]
+        for old in first:
+            old._history_date = old.updated_at or old.created_at
+        AttackResult.history.bulk_history_create(first, default_user=self.actor)
+        AttackResult.history.bulk_history_create(
+            after, update=True, default_user=self.actor, default_change_reason="re-sent"
+        )
 
     def _write_tags(self) -> None:
         """Merge labels / harm categories into conversations and keep both indexes in step."""

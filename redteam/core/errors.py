@@ -5,12 +5,27 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
+def printable(text: str) -> str:
+    """``text`` with lone UTF-16 surrogates written as ``\\udXXX``: client text echoed in an
+    error (a key in a path, an id) must encode, or the error itself fails."""
+    if text.isascii():
+        return text
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
 @dataclass(frozen=True)
 class Problem:
-    """One reason an input was refused: where (``path``) and why (``message``)."""
+    """One reason an input was refused: where (``path``) and why (``message``).
+
+    Both may quote what the client sent, so both are made :func:`printable`.
+    """
 
     path: str
     message: str
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", printable(self.path))
+        object.__setattr__(self, "message", printable(self.message))
 
 
 class InvalidMemory(ValueError):

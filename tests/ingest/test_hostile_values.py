@@ -103,3 +103,12 @@ def test_too_many_items_is_a_413_naming_the_limit(ingest_client, settings):
     assert body["limit_items"] == 3 and "4 items" in body["detail"]
     assert "INGEST_MAX_ITEMS" in body["detail"]
     assert not MessagePiece.objects.exists()
+
+
+def test_a_surrogate_in_an_id_or_key_is_reported_not_a_500(ingest_client):
+    bad = _piece(conversation="c\udfff", labels={"k\ud800": "v"})
+    response = post_json(ingest_client, {"message_pieces": [bad]})
+    assert response.status_code == 400
+    errors = response.json()["errors"]
+    assert any("surrogate" in e["message"] for e in errors)
+    assert any("\\udfff" in (e["id"] or "") or "\\ud800" in e["path"] for e in errors)
