@@ -29,6 +29,19 @@ from redteam.core.api import media_url, merge_extra
 from redteam.core.choices import ScoreStatus
 
 
+def piece_context(pieces: list[MessagePiece], *extra_pks: int | None) -> dict[str, Any]:
+    """The serializer context of ``pieces``: their scores and every identifier they and their
+    scores name (``extra_pks``: more identifiers to load with them); 2 + depth queries."""
+    scores = scores_for_pieces(pieces=pieces)
+    pks = [*extra_pks]
+    for piece in pieces:
+        pks += [piece.prompt_target_identifier_id, piece.attack_identifier_id]
+        pks.append(piece.scorer_identifier_id)
+        pks += [link.identifier_id for link in piece.converters.all()]
+    pks += [score.scorer_class_identifier_id for found in scores.values() for score in found]
+    return {"scores": scores, "identifiers": identifier_dicts_for(pks=pks)}
+
+
 def identifier_dict(context: dict[str, Any], pk: int | None) -> dict[str, Any] | None:
     """The identifier row ``pk`` as PyRIT's dict, from the page's preload when there is one."""
     if pk is None:

@@ -33,9 +33,9 @@ from memory.storage.selectors import (
     identifier_dicts_for,
     identifier_dicts_of,
     piece_converters_prefetch,
-    scores_for_pieces,
 )
 from memory.transfer.api import serializers
+from memory.transfer.api.serializers import piece_context
 from redteam.core.api import UUID_PATTERN
 from redteam.core.pagination import MAX_PAGE_SIZE
 
@@ -79,18 +79,6 @@ class PagePreloadMixin:
             kwargs["context"] = {**self.get_serializer_context(), **self.preload(rows)}
             args = (rows, *args[1:]) if many else args
         return super().get_serializer(*args, **kwargs)
-
-
-def piece_context(pieces: list[MessagePiece], *extra_pks: int | None) -> dict[str, Any]:
-    """Scores and every identifier (with those of the scores) for ``pieces``: 2 + depth queries."""
-    scores = scores_for_pieces(pieces=pieces)
-    pks = [*extra_pks]
-    for piece in pieces:
-        pks += [piece.prompt_target_identifier_id, piece.attack_identifier_id]
-        pks.append(piece.scorer_identifier_id)
-        pks += [link.identifier_id for link in piece.converters.all()]
-    pks += [score.scorer_class_identifier_id for found in scores.values() for score in found]
-    return {"scores": scores, "identifiers": identifier_dicts_for(pks=pks)}
 
 
 class ConversationViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):

@@ -28,8 +28,11 @@ from django.db.models.functions import Coalesce
 
 from memory.models import AttackResult, MessagePiece, RelatedConversation, Score
 from memory.storage.selectors import identifier_dicts_for, piece_converters_prefetch
-from memory.transfer.api.serializers import AttackResultSerializer, ScoreSerializer
-from memory.transfer.api.views import piece_context
+from memory.transfer.api.serializers import (
+    AttackResultSerializer,
+    ScoreSerializer,
+    piece_context,
+)
 from memory.transfer.exporters.selection import ExportSelection
 from memory.transfer.exporters.serializers import (
     ExportConversationSerializer,
