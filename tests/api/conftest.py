@@ -317,9 +317,3 @@ def uniform_seeds(db):
             )
 
     return build
-
-
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """The users of these tests need no slow hashing (PBKDF2 takes most of a test's time)."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
