@@ -42,28 +42,6 @@ def _isolated_storage(settings, tmp_path):
     }
 
 
-@pytest.fixture
-def superuser(django_user_model):
-    """An administrator."""
-    return django_user_model.objects.create_superuser(
-        username="admin", email="admin@example.org", password="pw-admin-123"
-    )
-
-
-@pytest.fixture
-def admin_client(superuser):
-    """A test client of its own, logged in as the administrator."""
-    client = Client()
-    client.force_login(superuser)
-    return client
-
-
-@pytest.fixture
-def reader(django_user_model):
-    """A logged-in user with no special permissions."""
-    return django_user_model.objects.create_user(username="reader", password="pw-reader-123")
-
-
 def pytest_collection_modifyitems(config, items):
     """Run the browser tests last.
 
@@ -76,19 +54,92 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=lambda item: "/tests/browser/" in str(item.path))
 
 
+# --- Users ------------------------------------------------------------------------------------
+# Each user's password is ``pw-<username>-123`` (the browser tests log in as "vera").
+
+
+def logged_in(user) -> Client:
+    """A test client of its own, logged in as ``user``."""
+    client = Client()
+    client.force_login(user)
+    return client
+
+
+@pytest.fixture
+def superuser(django_user_model):
+    """An administrator."""
+    return django_user_model.objects.create_superuser(
+        username="admin", email="admin@example.org", password="pw-admin-123"
+    )
+
+
+@pytest.fixture
+def admin_client(superuser):
+    """A test client of its own, logged in as the administrator."""
+    return logged_in(superuser)
+
+
+@pytest.fixture
+def reader(django_user_model):
+    """A logged-in user with no special permissions."""
+    return django_user_model.objects.create_user(username="reader", password="pw-reader-123")
+
+
 @pytest.fixture
 def member(django_user_model):
-    """Factory: ``member("viewer", "reviewer", username=...)`` -> a user in those shipped groups."""
+    """Factory: ``member("viewer", "reviewer", username=...)`` -> a user in those shipped groups.
+
+    Members of a shipped group are staff (``redteam.groups``); other fields of the user, such
+    as ``is_staff=True`` for a user in no group, go to ``create_user``.
+    """
     from django.contrib.auth.models import Group
 
     from redteam.groups import ensure_groups
 
     ensure_groups()
 
-    def make(*groups: str, username: str | None = None):
+    def make(*groups: str, username: str | None = None, **fields):
         name = username or "-".join(groups) or "nobody"
-        user = django_user_model.objects.create_user(username=name, password=f"pw-{name}-123")
+        user = django_user_model.objects.create_user(
+            username=name, password=f"pw-{name}-123", **fields
+        )
         user.groups.set(Group.objects.filter(name__in=groups))
         return django_user_model.objects.get(pk=user.pk)  # fresh: is_staff set by the signal
 
     return make
+
+
+@pytest.fixture
+def viewer(member):
+    """Vera, in the ``viewer`` group: reads everything, records nothing."""
+    return member("viewer", username="vera")
+
+
+@pytest.fixture
+def reviewer(member):
+    """Rita, in the ``reviewer`` group: records human verdicts and scores."""
+    return member("reviewer", username="rita")
+
+
+@pytest.fixture
+def curator(member):
+    """Cora, in the ``curator`` group: edits seeds in the admin."""
+    return member("curator", username="cora")
+
+
+@pytest.fixture
+def ingester(member):
+    """Ingrid, in the ``ingest`` group: pushes and imports memory."""
+    return member("ingest", username="ingrid")
+
+
+@pytest.fixture
+def bot(member):
+    """``bot``, an automation user in the ``ingest`` group (tokens are made for it)."""
+    return member("ingest", username="bot")
+
+
+@pytest.fixture
+def viewer_client(viewer):
+    """A test client of its own, logged in as the viewer."""
+    return logged_in(viewer)

@@ -4,7 +4,9 @@ Fixtures:
 - ``browser``: one headless Chromium for the session.
 - ``login_page(user)``: a fresh page whose browser context is logged in as ``user``.
 - ``shot(page, name)``: saves a full-page screenshot under ``var/test-artifacts/``.
-- ``viewer``, ``reviewer``, ``curator``, ``ingester``: users in the shipped groups.
+- ``viewer``, ``reviewer``, ``curator``, ``ingester`` (``tests/conftest.py``): users in the
+  shipped groups, who log in as ``vera``, ``rita``, ``cora``, ``ingrid`` (password
+  ``pw-<name>-123``).
 
 The tests fail (not skip) when Chromium is missing: ``.ci/run`` installs it.
 """
@@ -16,7 +18,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group
 from django.test import Client
 
 # Playwright's sync API runs an event loop in the test thread; the ORM calls made by the test
@@ -110,36 +111,3 @@ def shot() -> Callable[[object, str], Path]:
         return path
 
     return take
-
-
-def _member(django_user_model, username: str, group: str):
-    from redteam.groups import ensure_groups
-
-    ensure_groups()
-    user = django_user_model.objects.create_user(username=username, password=f"pw-{username}-123")
-    user.groups.add(Group.objects.get(name=group))
-    return user
-
-
-@pytest.fixture
-def viewer(django_user_model):
-    """A user in the ``viewer`` group (reads everything, records nothing)."""
-    return _member(django_user_model, "vera", "viewer")
-
-
-@pytest.fixture
-def reviewer(django_user_model):
-    """A user in the ``reviewer`` group (records human verdicts and scores)."""
-    return _member(django_user_model, "rita", "reviewer")
-
-
-@pytest.fixture
-def curator(django_user_model):
-    """A user in the ``curator`` group (edits seeds in the admin)."""
-    return _member(django_user_model, "cora", "curator")
-
-
-@pytest.fixture
-def ingester(django_user_model):
-    """A user in the ``ingest`` group (pushes and imports memory)."""
-    return _member(django_user_model, "ingrid", "ingest")

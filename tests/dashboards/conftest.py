@@ -12,7 +12,6 @@ from memory.dashboards.widgets import DashboardRequest
 from memory.models import AttackResult
 from memory.storage.filters import AttackResultFilter
 from memory.transfer.ingest.service import ingest
-from redteam.groups import ensure_groups
 from tests.conftest import FIXTURES_DIR
 
 EXPORT_110 = FIXTURES_DIR / "pyrit-1.1.0-small" / "export.json"
@@ -39,15 +38,3 @@ def pyrit_memory(db):
     report = ingest(payload=export, partial=False)
     assert not report.errors
     return SimpleNamespace(export=export, report=report)
-
-
-@pytest.fixture
-def viewer_client(client, django_user_model):
-    """A test client logged in as a member of the shipped ``viewer`` group."""
-    from django.contrib.auth.models import Group
-
-    ensure_groups()
-    user = django_user_model.objects.create_user(username="vic", password="pw-vic-123")
-    user.groups.add(Group.objects.get(name="viewer"))
-    client.force_login(user)
-    return client

@@ -505,7 +505,7 @@ def test_attack_agreement_and_kappa(db):
         assert filtered_ids(request.attacks_url(params).split("?", 1)[1]) == expected
 
 
-def test_score_agreement_pairs_human_and_machine_scores_on_a_piece(db, django_user_model):
+def test_score_agreement_pairs_human_and_machine_scores_on_a_piece(db, reviewer):
     from tests.factories import (
         make_attack,
         make_conversation,
@@ -515,7 +515,6 @@ def test_score_agreement_pairs_human_and_machine_scores_on_a_piece(db, django_us
         make_score,
     )
 
-    reviewer = django_user_model.objects.create_user("rita")
     machine = make_identifier("SelfAskRefusalScorer")
     likert = make_identifier("SelfAskLikertScorer")
     human = make_identifier("HumanScorer")
@@ -575,7 +574,7 @@ def test_dataset_breakdown_counts_curated_and_plain_dataset_names(db):
     assert "something else" not in groups
 
 
-def test_score_agreement_keeps_to_the_filtered_attacks(db, django_user_model):
+def test_score_agreement_keeps_to_the_filtered_attacks(db, reviewer):
     from tests.api.conftest import tag
     from tests.factories import (
         make_attack,
@@ -586,7 +585,6 @@ def test_score_agreement_keeps_to_the_filtered_attacks(db, django_user_model):
         make_score,
     )
 
-    reviewer = django_user_model.objects.create_user("rita")
     machine = make_identifier("SelfAskRefusalScorer")
     human = make_identifier("HumanScorer")
     for i, operation in enumerate(["op_a", "op_a", "op_b"]):

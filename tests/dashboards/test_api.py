@@ -8,10 +8,8 @@ import io
 from urllib.parse import urlsplit
 
 import pytest
-from django.contrib.auth.models import Group
 from django.test import Client
 
-from redteam.groups import ensure_groups
 from redteam.tokens import api_token_create
 from tests.dashboards.conftest import filtered_ids
 
@@ -29,12 +27,9 @@ COUNT_FIELDS = ("attacks", "successes", "failures", "undetermined", "errors", "n
 
 
 @pytest.fixture
-def token_client(django_user_model):
-    """A client sending a read-scope token of a ``viewer``."""
-    ensure_groups()
-    user = django_user_model.objects.create_user("tokie")
-    user.groups.add(Group.objects.get(name="viewer"))
-    _, raw = api_token_create(user=user, scope="read")
+def token_client(viewer):
+    """A client sending a read-scope token of the viewer."""
+    _, raw = api_token_create(user=viewer, scope="read")
     return Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
 
 
@@ -48,10 +43,9 @@ def counts_of(row: dict) -> tuple[int, ...]:
     return tuple(int(row[f if f != "n" else "n (decided)"]) for f in COUNT_FIELDS)
 
 
-def test_authentication_and_permission(client, django_user_model, pyrit_memory):
+def test_authentication_and_permission(client, reader, pyrit_memory):
     assert client.get("/api/v1/stats/summary").status_code == 401
-    user = django_user_model.objects.create_user("plain")
-    _, raw = api_token_create(user=user, scope="read")
+    _, raw = api_token_create(user=reader, scope="read")
     denied = Client(HTTP_AUTHORIZATION=f"Bearer {raw}")
     assert denied.get("/api/v1/stats/asr?group_by=attack_class").status_code == 403
 

@@ -38,12 +38,11 @@ def whole_page(client, query: str = "") -> list[DashboardHTML]:
     return pages
 
 
-def test_login_and_view_permission_required(client, django_user_model, pyrit_memory):
+def test_login_and_view_permission_required(client, reader, pyrit_memory):
     response = client.get("/dashboards/")
     assert response.status_code == 302 and "/login/" in response["Location"]
     assert client.get("/dashboards/part/volume/").status_code == 302
-    user = django_user_model.objects.create_user("nobody", password="pw-nobody-123")
-    client.force_login(user)
+    client.force_login(reader)
     assert client.get("/dashboards/").status_code == 403
     assert client.get("/dashboards/csv/headline.csv").status_code == 403
     assert client.get("/dashboards/part/scorers/").status_code == 403

@@ -14,30 +14,13 @@ from django.http import StreamingHttpResponse
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
-from redteam.groups import ensure_groups
 from redteam.tokens import api_token_create
+from tests.conftest import logged_in
 from tests.exporters.conftest import EXPORT_110, export_bytes, ingest_ok
 
 pytestmark = pytest.mark.django_db
 
 URL = "/api/v1/export/"
-
-
-def _member(django_user_model, username, group=None):
-    ensure_groups()
-    user = django_user_model.objects.create_user(username=username, password="pw-123-xyz")
-    if group:
-        from django.contrib.auth.models import Group
-
-        user.groups.add(Group.objects.get(name=group))
-    return user
-
-
-@pytest.fixture
-def viewer_client(django_user_model):
-    client = Client()
-    client.force_login(_member(django_user_model, "vera", "viewer"))
-    return client
 
 
 @pytest.fixture
@@ -56,10 +39,8 @@ def test_anonymous_gets_401():
     assert response["WWW-Authenticate"].startswith("Bearer")
 
 
-def test_user_without_view_permissions_gets_403(django_user_model):
-    client = Client()
-    client.force_login(_member(django_user_model, "nobody"))
-    assert client.get(URL).status_code == 403
+def test_user_without_view_permissions_gets_403(member):
+    assert logged_in(member(username="nobody")).get(URL).status_code == 403
 
 
 def test_viewer_session_streams_the_same_document_as_the_command(viewer_client, memory_110):
@@ -76,8 +57,8 @@ def test_viewer_session_streams_the_same_document_as_the_command(viewer_client, 
     assert body == export_bytes()
 
 
-def test_read_scope_token_may_export(django_user_model, memory_110):
-    _, raw = api_token_create(user=_member(django_user_model, "bot", "viewer"), scope="read")
+def test_read_scope_token_may_export(member, memory_110):
+    _, raw = api_token_create(user=member("viewer", username="bot"), scope="read")
     response = Client(HTTP_AUTHORIZATION=f"Bearer {raw}").get(URL, {"format": "jsonl"})
 
     assert response.status_code == 200

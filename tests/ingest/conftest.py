@@ -1,12 +1,10 @@
-"""Fixtures for the ingestion API: users in the shipped groups and their bearer tokens."""
+"""Fixtures for the ingestion API: bearer tokens of ``bot`` (tests/conftest.py), fixture data."""
 
 import json
 
 import pytest
-from django.contrib.auth.models import Group
 from django.test import Client
 
-from redteam.groups import ensure_groups
 from redteam.tokens import api_token_create
 from tests.conftest import FIXTURES_DIR
 
@@ -17,19 +15,6 @@ EXPORT_012 = FIXTURES_DIR / "pyrit-0.12.1-legacy" / "export.json"
 def load(path):
     """A fixture export as Python data."""
     return json.loads(path.read_text())
-
-
-def _user_in(django_user_model, username, group):
-    ensure_groups()
-    user = django_user_model.objects.create_user(username=username, password="pw-123-xyz")
-    user.groups.add(Group.objects.get(name=group))
-    return user
-
-
-@pytest.fixture
-def bot(django_user_model):
-    """An automation user in the ``ingest`` group."""
-    return _user_in(django_user_model, "bot", "ingest")
 
 
 def _bearer(user, scope):

@@ -242,10 +242,10 @@ def test_lookup_tables_and_media_are_never_deleted(admin_client):
 
 
 @pytest.mark.django_db
-def test_staff_without_superuser_cannot_delete(client, django_user_model):
+def test_staff_without_superuser_cannot_delete(client, member):
     from django.contrib.auth.models import Permission
 
-    staff = django_user_model.objects.create_user("staff", password="pw-staff-123", is_staff=True)
+    staff = member(username="staff", is_staff=True)
     staff.user_permissions.set(
         Permission.objects.filter(codename__in=["view_messagepiece", "delete_messagepiece"])
     )

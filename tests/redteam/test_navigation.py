@@ -6,22 +6,17 @@ import re
 import uuid
 
 import pytest
-from django.test import Client, RequestFactory
+from django.test import RequestFactory
 
 from redteam.context import NAVIGATION
 from redteam.groups import SHIPPED_GROUPS
 from redteam.views import server_error
+from tests.conftest import logged_in
 
 pytestmark = pytest.mark.django_db
 
 #: Every shipped group alone, no group at all.
 ROLES = [(group,) for group in SHIPPED_GROUPS] + [()]
-
-
-def _client(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def _nav_links(html: str) -> set[str]:
@@ -33,7 +28,7 @@ def _nav_links(html: str) -> set[str]:
 @pytest.mark.parametrize("groups", ROLES, ids=lambda g: "+".join(g) or "no-group")
 def test_the_navigation_links_exactly_the_pages_that_open(member, groups):
     user = member(*groups)
-    client = _client(user)
+    client = logged_in(user)
     home = client.get("/")
     assert home.status_code == 200
     links = _nav_links(home.content.decode())
@@ -50,7 +45,7 @@ def test_the_navigation_links_exactly_the_pages_that_open(member, groups):
 
 def test_a_user_with_no_group_sees_why_and_no_memory(member):
     user = member()
-    client = _client(user)
+    client = logged_in(user)
     html = client.get("/").content.decode()
     assert "You have no access to memory yet" in html
     assert "Attack results" not in html and 'role="search"' not in html
@@ -59,7 +54,7 @@ def test_a_user_with_no_group_sees_why_and_no_memory(member):
 
 
 def test_403_is_a_page_that_says_why_and_where_to_go(member):
-    client = _client(member("viewer"))
+    client = logged_in(member("viewer"))
     response = client.get("/imports/")
     assert response.status_code == 403
     html = response.content.decode()
@@ -69,7 +64,7 @@ def test_403_is_a_page_that_says_why_and_where_to_go(member):
 
 
 def test_403_without_a_message_names_the_missing_permission_plainly(member):
-    response = _client(member()).get("/attacks/")
+    response = logged_in(member()).get("/attacks/")
     assert response.status_code == 403
     html = response.content.decode()
     assert "Your account lacks the permission this page needs." in html
@@ -77,7 +72,7 @@ def test_403_without_a_message_names_the_missing_permission_plainly(member):
 
 
 def test_404_is_a_page_with_search_and_the_lists(member):
-    client = _client(member("viewer"))
+    client = logged_in(member("viewer"))
     missing = f"/attacks/{uuid.uuid4()}/"
     response = client.get(missing)
     assert response.status_code == 404
@@ -87,14 +82,14 @@ def test_404_is_a_page_with_search_and_the_lists(member):
 
 
 def test_404_escapes_the_path(member):
-    response = _client(member("viewer")).get("/<script>alert(1)</script>/")
+    response = logged_in(member("viewer")).get("/<script>alert(1)</script>/")
     assert response.status_code == 404
     assert b"<script>alert(1)</script>" not in response.content
     assert b"&lt;script&gt;" in response.content
 
 
 def test_the_api_answers_errors_as_json(member):
-    client = _client(member())
+    client = logged_in(member())
     missing = client.get("/api/v1/no-such-endpoint/")
     assert missing.status_code == 404 and missing.json() == {"detail": "Not found."}
 

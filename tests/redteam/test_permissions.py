@@ -22,27 +22,8 @@ LIST = "/conversations/"
 PROBE = "/probe/"
 
 
-def member_of(django_user_model, username: str, *groups: str):
-    """A user in the named shipped groups."""
-    user = django_user_model.objects.create_user(username=username, password="pw-x-12345")
-    user.groups.set(Group.objects.filter(name__in=groups))
-    return user
-
-
 def bearer(raw: str) -> dict[str, str]:
     return {"HTTP_AUTHORIZATION": f"Bearer {raw}"}
-
-
-@pytest.fixture
-def viewer(django_user_model):
-    """A user in the ``viewer`` group."""
-    return member_of(django_user_model, "viewer", VIEWER)
-
-
-@pytest.fixture
-def bot(django_user_model):
-    """An automation user in the ``ingest`` group."""
-    return member_of(django_user_model, "bot", INGEST)
 
 
 # --- Authentication -----------------------------------------------------------------------------
@@ -207,7 +188,9 @@ def test_required_permissions_without_a_declaration_is_a_configuration_error(bot
 def test_groups_exist_after_migrate_with_their_permissions(
     django_user_model, group, granted, refused
 ):
-    user = member_of(django_user_model, f"in-{group}", group)
+    # Not the ``member`` fixture: it runs ensure_groups, and the groups must come from migrate.
+    user = django_user_model.objects.create_user(username=f"in-{group}", password="pw-x-12345")
+    user.groups.set(Group.objects.filter(name=group))
     assert user.has_perms(granted)
     assert not any(user.has_perm(perm) for perm in refused)
 

@@ -7,9 +7,7 @@ import re
 import uuid
 
 import pytest
-from django.contrib.auth.models import Group
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from bench.pages import page_load
@@ -21,8 +19,8 @@ from memory.storage.services import attack_result_save, message_add, score_add
 from memory.storage.specs import AttackResultSpec, ConversationReferenceSpec, PieceSpec, ScoreSpec
 from redteam.core import identifiers as ids
 from redteam.core.choices import PromptDataType, PromptResponseError
-from redteam.groups import ensure_groups
 from redteam.models import UserPreference
+from tests.conftest import logged_in
 
 pytestmark = pytest.mark.django_db
 
@@ -36,32 +34,6 @@ TARGET = ids.ComponentIdentifier(
     "pyrit.prompt_target.openai.openai_chat_target",
     {"model_name": "gpt-4o", "endpoint": "https://example.invalid/"},
 )
-
-
-def member(django_user_model, username: str, group: str):
-    """A user in one of the shipped groups."""
-    ensure_groups()
-    user = django_user_model.objects.create_user(username=username, password="pw-test-123")
-    user.groups.add(Group.objects.get(name=group))
-    return user
-
-
-@pytest.fixture
-def viewer(django_user_model):
-    """A member of the shipped ``viewer`` group."""
-    return member(django_user_model, "vera", "viewer")
-
-
-@pytest.fixture
-def reviewer(django_user_model):
-    """A member of the shipped ``reviewer`` group."""
-    return member(django_user_model, "rita", "reviewer")
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 def build_attack(**attack_fields) -> tuple[AttackResult, dict[str, PieceSpec]]:
@@ -142,13 +114,13 @@ def test_anonymous_users_are_sent_to_login(client):
 
 def test_users_without_view_permission_get_403(reader):
     attack, _ = build_attack()
-    client = client_for(reader)
+    client = logged_in(reader)
     assert client.get(f"/attacks/{attack.pk}/").status_code == 403
     assert client.get(f"/conversations/{attack.conversation.conversation_id}/").status_code == 403
 
 
 def test_unknown_ids_are_404(viewer):
-    client = client_for(viewer)
+    client = logged_in(viewer)
     assert client.get(f"/attacks/{uuid.uuid4()}/").status_code == 404
     assert client.get("/conversations/no-such-conversation/").status_code == 404
     assert client.get("/attacks/not-a-uuid/").status_code == 404
@@ -159,7 +131,7 @@ def test_unknown_ids_are_404(viewer):
 
 def test_attack_page_shows_header_thread_scores_and_related(viewer):
     attack, pieces = build_attack()
-    response = client_for(viewer).get(f"/attacks/{attack.pk}/")
+    response = logged_in(viewer).get(f"/attacks/{attack.pk}/")
     assert response.status_code == 200
     html = response.content.decode()
     assert '<h1 class="objective">Learn the secret</h1>' in html
@@ -193,7 +165,7 @@ def test_attack_page_shows_header_thread_scores_and_related(viewer):
 def test_side_by_side_shows_the_related_thread(viewer):
     attack, _ = build_attack()
     adversarial = attack.related_conversations.get().conversation
-    client = client_for(viewer)
+    client = logged_in(viewer)
     html = client.get(f"/attacks/{attack.pk}/?side={adversarial.conversation_id}").content.decode()
     assert 'class="detail-layout has-side"' in html
     assert "Ask for the secret in base64." in html
@@ -205,7 +177,7 @@ def test_side_by_side_shows_the_related_thread(viewer):
 
 def test_conversation_page_names_the_attacks_it_belongs_to(viewer):
     attack, _ = build_attack()
-    client = client_for(viewer)
+    client = logged_in(viewer)
     main = client.get(f"/conversations/{attack.conversation.conversation_id}/").content.decode()
     assert "Main conversation of the attack" in main
     assert f'href="/attacks/{attack.pk}/"' in main
@@ -243,7 +215,7 @@ def test_error_outcome_shows_error_details_and_error_pieces(viewer):
             error_traceback="Traceback (most recent call last): …",
         )
     )
-    html = client_for(viewer).get(f"/attacks/{attack.pk}/").content.decode()
+    html = logged_in(viewer).get(f"/attacks/{attack.pk}/").content.decode()
     assert 'class="card error-card"' in html
     assert "ConnectionError" in html and "Connection reset by peer" in html
     assert "Traceback (most recent call last)" in html
@@ -273,7 +245,7 @@ def test_media_inline_audio_download_and_missing_placeholder(viewer):
     link = PieceSpec(original_value="https://example.org/a", original_value_data_type="url")
     message_add(conversation_id=conversation_id, role="user", pieces=[image, missing, pdf, link])
     conversation = Conversation.objects.get(conversation_id=conversation_id)
-    html = client_for(viewer).get(f"/conversations/{conversation_id}/").content.decode()
+    html = logged_in(viewer).get(f"/conversations/{conversation_id}/").content.decode()
     blob = MessagePiece.objects.get(pk=image.id).original_media
     assert f'<img src="/api/v1/media/{blob.sha256}/"' in html
     assert "Image not uploaded" in html and "/images/2.png" in html
@@ -294,7 +266,7 @@ def test_media_uploaded_later_replaces_the_placeholder(viewer):
         role="user",
         pieces=[PieceSpec(original_value=location, original_value_data_type="image_path")],
     )
-    client = client_for(viewer)
+    client = logged_in(viewer)
     assert "Image not uploaded" in client.get(f"/conversations/{conversation_id}/").content.decode()
     blob = media_store(data=demo_png("later"))
     media_attach(blob=blob, location=location)
@@ -311,7 +283,7 @@ def test_harmful_media_blurred_by_default_and_preference_turns_it_off(viewer):
         targeted_harm_categories=["violence"],
     )
     message_add(conversation_id=conversation_id, role="user", pieces=[image])
-    client = client_for(viewer)
+    client = logged_in(viewer)
     html = client.get(f"/conversations/{conversation_id}/").content.decode()
     assert "media-image blur-frame" in html and "Sensitive media" in html
     response = client.post("/preferences/", {})  # unchecked box: off
@@ -339,7 +311,7 @@ def test_long_values_fold_and_duplicated_pieces_share_scores(viewer):
             message_piece_id=original.id,
         )
     )
-    html = client_for(viewer).get(f"/conversations/{copy_id}/").content.decode()
+    html = logged_in(viewer).get(f"/conversations/{copy_id}/").content.decode()
     assert 'class="fold-t visually-hidden"' in html and "Show more" in html
     # Scores join on original_prompt_id (contract §6.4): the copy shows the original's score.
     assert 'style="width: 25.0%"' in html and "0.25" in html
@@ -373,7 +345,7 @@ CONVERSATION_PAGE_QUERIES = 12
 @pytest.mark.parametrize("pieces", [10, 1000])
 def test_query_counts_do_not_depend_on_the_number_of_pieces(reviewer, pieces):
     ids_ = page_load(pieces=pieces)
-    client = client_for(reviewer)
+    client = logged_in(reviewer)
     attack = AttackResult.objects.get(pk=ids_["attack"])
     assert attack.conversation.messages.count() == pieces // 2
     count, response = count_queries(client, f"/attacks/{ids_['attack']}/")
@@ -390,7 +362,7 @@ def test_demo_pages_render_with_bounded_queries(reviewer):
     """Every demo attack (all outcomes, media, converters, related conversations) renders,
     within a fixed budget: identifier trees add one query per level, never per piece."""
     demo_load()
-    client = client_for(reviewer)
+    client = logged_in(reviewer)
     for attack in AttackResult.objects.select_related("conversation"):
         count, _ = count_queries(client, f"/attacks/{attack.pk}/")
         assert count <= ATTACK_PAGE_QUERIES + 4, attack.pk
@@ -412,5 +384,5 @@ def test_inspector_links_url_encode_stored_values(viewer):
     attack, _ = attack_result_save(
         spec=AttackResultSpec(conversation_id=conversation_id, objective="o")
     )
-    html = client_for(viewer).get(f"/attacks/{attack.pk}/").content.decode()
+    html = logged_in(viewer).get(f"/attacks/{attack.pk}/").content.decode()
     assert 'href="/attacks/?target_model=my+model%26x%3D1%23frag"' in html

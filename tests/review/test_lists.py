@@ -7,7 +7,6 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Group
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -32,22 +31,9 @@ URLS = ["/attacks/", "/conversations/", "/search/?q=password"]
 
 
 @pytest.fixture
-def viewer(django_user_model):
-    """A user in the shipped ``viewer`` group."""
-    from redteam.groups import ensure_groups
-
-    ensure_groups()
-    user = django_user_model.objects.create_user(username="vera", password="pw-vera-123")
-    user.groups.add(Group.objects.get(name="viewer"))
-    return user
-
-
-@pytest.fixture
-def client(viewer):
-    """A test client logged in as the viewer."""
-    client = Client()
-    client.force_login(viewer)
-    return client
+def client(viewer_client):
+    """The test client of these tests is logged in as the viewer."""
+    return viewer_client
 
 
 def tag(row, labels: dict[str, str], harms: list[str]) -> None:

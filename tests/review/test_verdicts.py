@@ -6,47 +6,22 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.contrib.auth.models import Group
 from django.db import connection
-from django.test import Client
 from django.test.utils import CaptureQueriesContext
 
 from memory.models import AttackResult, ComponentIdentifier, HumanVerdict, MessagePiece, Score
 from memory.storage.services import human_score_add, human_scorer_identifier, human_verdict_record
 from redteam.core.errors import InvalidMemory
-from redteam.groups import ensure_groups
+from tests.conftest import logged_in
 from tests.review.test_detail import build_attack
 
 pytestmark = pytest.mark.django_db
 HX = {"HTTP_HX_REQUEST": "true"}
 
 
-def member(django_user_model, username: str, group: str):
-    ensure_groups()
-    user = django_user_model.objects.create_user(username=username, password="pw-test-123")
-    user.groups.add(Group.objects.get(name=group))
-    return user
-
-
 @pytest.fixture
-def viewer(django_user_model):
-    return member(django_user_model, "vera", "viewer")
-
-
-@pytest.fixture
-def reviewer(django_user_model):
-    return member(django_user_model, "rita", "reviewer")
-
-
-@pytest.fixture
-def second_reviewer(django_user_model):
-    return member(django_user_model, "rob", "reviewer")
-
-
-def client_for(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
+def second_reviewer(member):
+    return member("reviewer", username="rob")
 
 
 # --- services --------------------------------------------------------------------------------
@@ -149,7 +124,7 @@ def test_human_score_values_are_checked(reviewer, score_type, value):
 
 def test_viewer_sees_no_form_and_gets_403_on_post(viewer):
     attack, pieces = build_attack()
-    client = client_for(viewer)
+    client = logged_in(viewer)
     html = client.get(f"/attacks/{attack.pk}/").content.decode()
     assert 'class="stacked-form verdict-form"' not in html
     assert "Add human score" not in html
@@ -175,7 +150,7 @@ def test_anonymous_posts_are_sent_to_login(client):
 
 def test_verdict_plain_form_post_redirects_back(reviewer):
     attack, _ = build_attack(outcome="failure")
-    client = client_for(reviewer)
+    client = logged_in(reviewer)
     response = client.post(
         f"/attacks/{attack.pk}/verdicts/", {"outcome": "success", "reason": "It complied."}
     )
@@ -190,7 +165,7 @@ def test_verdict_plain_form_post_redirects_back(reviewer):
 
 def test_verdict_plain_form_post_with_errors_shows_the_page_again(reviewer):
     attack, _ = build_attack()
-    response = client_for(reviewer).post(
+    response = logged_in(reviewer).post(
         f"/attacks/{attack.pk}/verdicts/", {"outcome": "success", "reason": ""}
     )
     assert response.status_code == 400
@@ -203,7 +178,7 @@ def test_verdict_plain_form_post_with_errors_shows_the_page_again(reviewer):
 
 def test_verdict_htmx_returns_the_panel_and_the_new_header(reviewer):
     attack, _ = build_attack()
-    client = client_for(reviewer)
+    client = logged_in(reviewer)
     with CaptureQueriesContext(connection) as queries:
         response = client.post(
             f"/attacks/{attack.pk}/verdicts/",
@@ -233,7 +208,7 @@ def test_verdict_history_shows_who_when_what_why(reviewer, second_reviewer):
     human_verdict_record(
         attack_result=attack, outcome="failure", reason="B", reviewer=second_reviewer
     )
-    html = client_for(reviewer).get(f"/attacks/{attack.pk}/").content.decode()
+    html = logged_in(reviewer).get(f"/attacks/{attack.pk}/").content.decode()
     history = html[html.index('<ol class="history">') :]
     assert history.index("rob") < history.index("rita")  # newest first
     assert "(current)" in history[: history.index("rita")]
@@ -247,7 +222,7 @@ def test_human_score_form_htmx_and_plain(reviewer):
     attack, pieces = build_attack()
     answer_id = pieces["answer"].id
     url = f"/pieces/{answer_id}/human-score/"
-    client = client_for(reviewer)
+    client = logged_in(reviewer)
     fragment = client.get(url, **HX).content.decode()
     assert fragment.lstrip().startswith('<form class="stacked-form human-score-form')
     page = client.get(url)
@@ -278,7 +253,7 @@ def test_human_score_form_htmx_and_plain(reviewer):
 def test_human_score_errors(reviewer):
     _, pieces = build_attack()
     url = f"/pieces/{pieces['answer'].id}/human-score/"
-    client = client_for(reviewer)
+    client = logged_in(reviewer)
     response = client.post(url, {"score_type": "true_false", "rationale": ""}, **HX)
     assert response.status_code == 200
     assert response["HX-Retarget"] == f"#hs-{pieces['answer'].id}"
@@ -294,7 +269,7 @@ def test_next_must_stay_on_this_site(reviewer):
     attack, pieces = build_attack()
     url = f"/pieces/{pieces['answer'].id}/human-score/"
     form = {"score_type": "true_false", "bool_value": "true", "rationale": "x"}
-    client = client_for(reviewer)
+    client = logged_in(reviewer)
     response = client.post(url, {**form, "next": "https://evil.example/"})
     assert response["Location"] == f"/attacks/{attack.pk}/#piece-{pieces['answer'].id}"
     response = client.post(url, {**form, "next": f"/attacks/{attack.pk}/?side=x"})
@@ -307,7 +282,7 @@ def test_human_and_automated_scores_side_by_side_on_the_page(reviewer):
     human_score_add(
         piece=answer, score_type="true_false", value="false", rationale="No.", reviewer=reviewer
     )
-    html = client_for(reviewer).get(f"/attacks/{attack.pk}/").content.decode()
+    html = logged_in(reviewer).get(f"/attacks/{attack.pk}/").content.decode()
     block = html[html.index(f'id="scores-{answer.pk}"') :]
     block = block[: block.index("</article>")]
     assert len(re.findall(r'<div class="score[ "]', block)) == 2

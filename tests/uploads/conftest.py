@@ -1,4 +1,4 @@
-"""Users, upload files and helpers for the upload tests."""
+"""Clients, upload files and helpers for the upload tests (users: tests/conftest.py)."""
 
 from __future__ import annotations
 
@@ -7,54 +7,24 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.test import Client
 
-from redteam.groups import ensure_groups
-from tests.conftest import FIXTURES_DIR
+from tests.conftest import FIXTURES_DIR, logged_in
 
 FIXTURE_110 = FIXTURES_DIR / "pyrit-1.1.0-small"
 FIXTURE_012 = FIXTURES_DIR / "pyrit-0.12.1-legacy"
 
 
-def _user(django_user_model, username: str, group: str | None = None, **extra):
-    ensure_groups()
-    user = django_user_model.objects.create_user(
-        username=username, password=f"pw-{username}-123", **extra
-    )
-    if group:
-        user.groups.add(Group.objects.get(name=group))
-    return user
-
-
-def _client(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
-
-
-@pytest.fixture
-def ingester(django_user_model):
-    """A user in the ``ingest`` group: may import."""
-    return _user(django_user_model, "ingrid", "ingest")
-
-
 @pytest.fixture
 def ingest_client(ingester):
-    return _client(ingester)
+    """The ingester's session: may import."""
+    return logged_in(ingester)
 
 
 @pytest.fixture
-def viewer_client(django_user_model):
-    """A user in the ``viewer`` group: reads everything, imports nothing."""
-    return _client(_user(django_user_model, "vera", "viewer"))
-
-
-@pytest.fixture
-def staff_client(django_user_model):
+def staff_client(member):
     """Staff without any group or permission."""
-    return _client(_user(django_user_model, "stan", is_staff=True))
+    return logged_in(member(username="stan", is_staff=True))
 
 
 def dbdata_zip(source: Path, *, database: str = "dbdata/pyrit.db") -> bytes:
