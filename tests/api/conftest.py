@@ -7,8 +7,6 @@ from datetime import timedelta
 from types import SimpleNamespace
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from memory.models import HarmCategory, Label
 from redteam.core.choices import AttackOutcome, ConversationType, PromptDataType, ScoreType
@@ -34,14 +32,6 @@ def get_json(client, url, **params):
     """GET ``url`` and return (status, JSON body)."""
     response = client.get(url, params)
     return response.status_code, response.json()
-
-
-def count_queries(client, url, **params):
-    """GET ``url``; return (number of queries, response)."""
-    with CaptureQueriesContext(connection) as queries:
-        response = client.get(url, params)
-    assert response.status_code == 200, response.content
-    return len(queries), response
 
 
 def walk(client, url, **params):

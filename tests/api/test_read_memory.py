@@ -13,8 +13,9 @@ from memory.demo import demo_load
 from memory.models import AttackResult, Conversation, MessagePiece, Score
 from memory.transfer.ingest.normalize import normalize_batch
 from redteam.core.choices import ScoreStatus
-from tests.api.conftest import count_queries, get_json, walk
+from tests.api.conftest import get_json, walk
 from tests.factories import make_identifier, make_media_blob, make_message, make_piece, make_score
+from tests.queries import get_counted
 
 pytestmark = pytest.mark.django_db
 
@@ -608,9 +609,9 @@ PINNED = {
 @pytest.mark.parametrize(("url", "queries"), PINNED.items())
 def test_list_query_counts_do_not_depend_on_page_size(admin_client, uniform_memory, url, queries):
     uniform_memory(20)
-    small, response = count_queries(admin_client, url, limit=2)
+    small, response = get_counted(admin_client, url, {"limit": 2})
     assert len(response.json()["results"]) == 2
-    large, response = count_queries(admin_client, url, limit=20)
+    large, response = get_counted(admin_client, url, {"limit": 20})
     assert len(response.json()["results"]) == 20
     assert (small, large) == (queries, queries)
 
@@ -623,9 +624,13 @@ def test_identifier_list_query_count_does_not_depend_on_page_size(admin_client, 
         parent.save()
     url = "/api/v1/identifiers/"
     # 1. session, 2. user, 3. count, 4. identifiers, 5. their children.
-    small, response = count_queries(admin_client, url, limit=2, class_name="SelfAskRefusalScorer")
+    small, response = get_counted(
+        admin_client, url, {"limit": 2, "class_name": "SelfAskRefusalScorer"}
+    )
     assert len(response.json()["results"]) == 2
-    large, response = count_queries(admin_client, url, limit=20, class_name="SelfAskRefusalScorer")
+    large, response = get_counted(
+        admin_client, url, {"limit": 20, "class_name": "SelfAskRefusalScorer"}
+    )
     assert len(response.json()["results"]) == 20
     assert (small, large) == (5, 5)
 
@@ -634,13 +639,13 @@ def test_conversation_detail_query_count_does_not_depend_on_its_size(admin_clien
     w = memory_world
     # 1. session, 2. user, 3. the conversation, 4. its pieces (message and media joined),
     # 5. converter links, 6. scores, 7. identifiers, 8. their children.
-    queries, _ = count_queries(admin_client, "/api/v1/conversations/conv-a/")
+    queries, _ = get_counted(admin_client, "/api/v1/conversations/conv-a/")
     assert queries == 8
     for sequence in range(2, 12):
         message = make_message(w.conv_a, sequence, "user" if sequence % 2 else "assistant")
         piece = make_piece(message, f"turn {sequence}", prompt_target_identifier=w.target_b)
         make_score(piece, scorer_class_identifier=w.scorer_b, score_type="float_scale", value="0.5")
-    queries, response = count_queries(admin_client, "/api/v1/conversations/conv-a/")
+    queries, response = get_counted(admin_client, "/api/v1/conversations/conv-a/")
     assert queries == 8
     assert len(response.json()["messages"]) == 12
 
@@ -648,7 +653,7 @@ def test_conversation_detail_query_count_does_not_depend_on_its_size(admin_clien
 def test_piece_detail_query_count(admin_client, memory_world):
     # 1. session, 2. user, 3. the piece, 4. converter links, 5. scores, 6. identifiers,
     # 7. their children.
-    queries, _ = count_queries(admin_client, f"/api/v1/message-pieces/{memory_world.pa_reply.id}/")
+    queries, _ = get_counted(admin_client, f"/api/v1/message-pieces/{memory_world.pa_reply.id}/")
     assert queries == 7
 
 

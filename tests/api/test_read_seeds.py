@@ -6,8 +6,9 @@ import pytest
 from django.test import Client
 from django.urls import NoReverseMatch, reverse
 
-from tests.api.conftest import count_queries, get_json, walk
+from tests.api.conftest import get_json, walk
 from tests.factories import make_media_blob
+from tests.queries import get_counted
 
 pytestmark = pytest.mark.django_db
 
@@ -262,8 +263,8 @@ PINNED = {"/api/v1/seeds/": 4, "/api/v1/seed-datasets/": 4, "/api/v1/seed-groups
 @pytest.mark.parametrize(("url", "queries"), PINNED.items())
 def test_list_query_counts_do_not_depend_on_page_size(admin_client, uniform_seeds, url, queries):
     uniform_seeds(20)
-    small, response = count_queries(admin_client, url, limit=2)
+    small, response = get_counted(admin_client, url, {"limit": 2})
     assert len(response.json()["results"]) == 2
-    large, response = count_queries(admin_client, url, limit=20)
+    large, response = get_counted(admin_client, url, {"limit": 20})
     assert len(response.json()["results"]) == 20
     assert (small, large) == (queries, queries)

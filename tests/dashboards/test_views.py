@@ -9,12 +9,11 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from memory.dashboards.widgets import LATE_PARTS, WIDGETS, DashboardRequest
 from tests.dashboards.conftest import dash, filtered_ids
 from tests.dashboards.html import DashboardHTML
+from tests.queries import count_queries, get_counted
 
 NUMBER = re.compile(r"^\d[\d,]*$")
 QUERIES = [
@@ -184,12 +183,6 @@ def test_bad_input_is_a_clear_400(viewer_client, pyrit_memory):
     assert dash("outcome=success").params == ()
 
 
-def _count(fn) -> int:
-    with CaptureQueriesContext(connection) as queries:
-        fn()
-    return len(queries)
-
-
 #: Queries per widget, whatever the number of rows (the comment says what each one reads).
 WIDGET_QUERIES = {
     "headline": 2,  # outcome totals, attacks with a human verdict
@@ -214,7 +207,7 @@ def _widget_counts(query: str) -> dict[str, int]:
     out = {}
     for widget in WIDGETS:
         request = DashboardRequest.from_query(dash(query).query)
-        out[widget.name] = _count(lambda w=widget, r=request: w.build(r))
+        out[widget.name], _ = count_queries(widget.build, request)
     return out
 
 
@@ -244,15 +237,12 @@ def test_widget_query_counts_do_not_depend_on_rows(pyrit_memory, query):
 
 
 def test_page_query_count_is_pinned(viewer_client, pyrit_memory):
-    def page():
-        assert viewer_client.get("/dashboards/").status_code == 200
-
-    small = _count(page)
+    small, _ = get_counted(viewer_client, "/dashboards/")
     from tests.factories import make_attack
 
     for outcome in ("success", "failure", "error"):
         make_attack(outcome=outcome)
-    assert _count(page) == small
+    assert get_counted(viewer_client, "/dashboards/")[0] == small
     # Session, user, permissions (2), side-panel choices (4: the attack list's own
     # ``attack_filter_options``), inline widgets.
     inline = sum(

@@ -4,19 +4,18 @@ from __future__ import annotations
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from bench.payloads import batch
 from memory.transfer.ingest.service import ingest
+from tests.queries import count_queries
 
 pytestmark = pytest.mark.django_db
 
 
 def _statements(payload) -> int:
-    with CaptureQueriesContext(connection) as captured:
-        report = ingest(payload=payload)
+    count, report = count_queries(ingest, payload=payload)
     assert report.ok, report.errors[:3]
-    return len(captured.captured_queries)
+    return count
 
 
 # Into an empty database (27): BEGIN; look up stored conversations, pieces, scores and attack

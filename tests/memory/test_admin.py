@@ -7,7 +7,6 @@ from collections.abc import Callable
 
 import pytest
 from django.db import connection
-from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from memory.models import (
@@ -47,6 +46,7 @@ from tests.factories import (
     make_scorable_content,
     make_score,
 )
+from tests.queries import captured_sql, count_queries
 
 
 def admin_url(model: type, view: str, *args: object) -> str:
@@ -301,9 +301,8 @@ def test_piece_search_by_original_prompt_id_finds_duplicates(admin_client):
 @pytest.mark.django_db
 def test_piece_uuid_search_uses_key_columns_only(admin_client):
     piece = new_piece()
-    with CaptureQueriesContext(connection) as queries:
-        changelist_rows(admin_client, MessagePiece, q=str(piece.pk))
-    sql = " ".join(query["sql"] for query in queries.captured_queries).lower()
+    queries, _ = captured_sql(changelist_rows, admin_client, MessagePiece, q=str(piece.pk))
+    sql = " ".join(queries).lower()
     # No LIKE scan of the value columns next to the indexed id lookups.
     assert "like" not in sql
 
@@ -376,10 +375,11 @@ def test_conversation_page_links_filter_the_piece_list(admin_client):
 @pytest.mark.parametrize("params", [{}, {"response_error__exact": "none"}, {"q": "hello"}])
 def test_piece_changelist_never_counts_the_whole_table(admin_client, params):
     new_piece()
-    with CaptureQueriesContext(connection) as queries:
-        response = admin_client.get(admin_url(MessagePiece, "changelist"), params)
+    queries, response = captured_sql(
+        admin_client.get, admin_url(MessagePiece, "changelist"), params
+    )
     assert response.status_code == 200
-    counts = [q["sql"] for q in queries.captured_queries if "count(" in q["sql"].lower()]
+    counts = [sql for sql in queries if "count(" in sql.lower()]
     assert len(counts) == 1
     # The only count is over a LIMITed subquery: the database stops after 10001 rows.
     assert "limit 10001" in counts[0].lower()
@@ -405,9 +405,9 @@ def test_paginator_above_the_limit_is_a_lower_bound_and_keeps_every_page_reachab
         new_piece()
     queryset = MessagePiece.objects.filter(response_error="none").order_by("pk")
     paginator = TinyPaginator(queryset, 2)
-    with CaptureQueriesContext(connection) as queries:
-        assert paginator.count == 4  # counted up to count_limit + 1, then stopped
-    assert len(queries.captured_queries) == 1
+    queries, count = count_queries(lambda: paginator.count)
+    assert count == 4  # counted up to count_limit + 1, then stopped
+    assert queries == 1
     assert paginator.count_is_estimate
     # Pages past the lower bound still show rows; past the real end they are empty.
     assert len(paginator.page(4).object_list) == 1

@@ -7,8 +7,6 @@ import re
 import uuid
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from bench.pages import page_load
 from memory.demo import demo_load, demo_png
@@ -21,6 +19,7 @@ from redteam.core import identifiers as ids
 from redteam.core.choices import PromptDataType, PromptResponseError
 from redteam.models import UserPreference
 from tests.conftest import logged_in
+from tests.queries import get_counted
 
 pytestmark = pytest.mark.django_db
 
@@ -321,13 +320,6 @@ def test_long_values_fold_and_duplicated_pieces_share_scores(viewer):
 # --- query counts ----------------------------------------------------------------------------
 
 
-def count_queries(client, url) -> tuple[int, object]:
-    with CaptureQueriesContext(connection) as queries:
-        response = client.get(url)
-    assert response.status_code == 200
-    return len(queries), response
-
-
 # The attack page as a reviewer, whatever the number of pieces:
 #  1 session, 2 user, 3-4 the user's and the groups' permissions (view_attackresult),
 #  5 attack (+ conversation, target, attack identifiers, scenario), 6 blur preference,
@@ -348,12 +340,12 @@ def test_query_counts_do_not_depend_on_the_number_of_pieces(reviewer, pieces):
     client = logged_in(reviewer)
     attack = AttackResult.objects.get(pk=ids_["attack"])
     assert attack.conversation.messages.count() == pieces // 2
-    count, response = count_queries(client, f"/attacks/{ids_['attack']}/")
+    count, response = get_counted(client, f"/attacks/{ids_['attack']}/")
     assert count == ATTACK_PAGE_QUERIES
     assert response.content.decode().count('<article class="piece') == pieces
-    count, _ = count_queries(client, f"/attacks/{ids_['attack']}/?side={ids_['side']}")
+    count, _ = get_counted(client, f"/attacks/{ids_['attack']}/?side={ids_['side']}")
     assert count == ATTACK_PAGE_QUERIES
-    count, response = count_queries(client, f"/conversations/{ids_['conversation']}/")
+    count, response = get_counted(client, f"/conversations/{ids_['conversation']}/")
     assert count == CONVERSATION_PAGE_QUERIES
     assert response.content.decode().count('class="score') >= 2 * pieces
 
@@ -364,10 +356,10 @@ def test_demo_pages_render_with_bounded_queries(reviewer):
     demo_load()
     client = logged_in(reviewer)
     for attack in AttackResult.objects.select_related("conversation"):
-        count, _ = count_queries(client, f"/attacks/{attack.pk}/")
+        count, _ = get_counted(client, f"/attacks/{attack.pk}/")
         assert count <= ATTACK_PAGE_QUERIES + 4, attack.pk
     for related in RelatedConversation.objects.select_related("conversation"):
-        count, _ = count_queries(client, f"/conversations/{related.conversation.conversation_id}/")
+        count, _ = get_counted(client, f"/conversations/{related.conversation.conversation_id}/")
         assert count <= CONVERSATION_PAGE_QUERIES + 4
 
 

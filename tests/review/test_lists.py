@@ -7,9 +7,7 @@ import uuid
 from datetime import timedelta
 
 import pytest
-from django.db import connection
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 
 from memory.models import AttackResult, HarmCategory, Label
 from redteam.core.choices import AttackOutcome, ConversationType, ScoreType
@@ -24,6 +22,7 @@ from tests.factories import (
     make_related_conversation,
     make_score,
 )
+from tests.queries import get_counted
 
 pytestmark = pytest.mark.django_db
 
@@ -108,13 +107,6 @@ class Memory:
 @pytest.fixture
 def memory(db):
     return Memory()
-
-
-def count_queries(client, url, **headers):
-    with CaptureQueriesContext(connection) as queries:
-        response = client.get(url, headers=headers)
-    assert response.status_code == 200, response.content[:2000]
-    return len(queries), response
 
 
 def row_ids(response, kind: str = "attacks") -> list[str]:
@@ -464,10 +456,10 @@ def test_query_counts_do_not_depend_on_the_number_of_rows(
     client, memory, url, build, headers, expected
 ):
     build(memory, 10)
-    few, response = count_queries(client, url, **headers)
+    few, response = get_counted(client, url, headers=headers)
     shown_few = response["X-Result-Count"]
     build(memory, 40)
-    many, response = count_queries(client, url, **headers)
+    many, response = get_counted(client, url, headers=headers)
     if "q=3f2b" not in url:  # an id matches nothing here: the same two empty answers
         assert int(response["X-Result-Count"].rstrip("+")) > int(shown_few.rstrip("+")) > 0
     assert (few, many) == (expected, expected)

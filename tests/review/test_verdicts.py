@@ -6,13 +6,12 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.db import connection
-from django.test.utils import CaptureQueriesContext
 
 from memory.models import AttackResult, ComponentIdentifier, HumanVerdict, MessagePiece, Score
 from memory.storage.services import human_score_add, human_scorer_identifier, human_verdict_record
 from redteam.core.errors import InvalidMemory
 from tests.conftest import logged_in
+from tests.queries import count_queries
 from tests.review.test_detail import build_attack
 
 pytestmark = pytest.mark.django_db
@@ -179,12 +178,12 @@ def test_verdict_plain_form_post_with_errors_shows_the_page_again(reviewer):
 def test_verdict_htmx_returns_the_panel_and_the_new_header(reviewer):
     attack, _ = build_attack()
     client = logged_in(reviewer)
-    with CaptureQueriesContext(connection) as queries:
-        response = client.post(
-            f"/attacks/{attack.pk}/verdicts/",
-            {"outcome": "failure", "reason": "<b>Refusal</b> really."},
-            **HX,
-        )
+    queries, response = count_queries(
+        client.post,
+        f"/attacks/{attack.pk}/verdicts/",
+        {"outcome": "failure", "reason": "<b>Refusal</b> really."},
+        **HX,
+    )
     assert response.status_code == 200
     html = response.content.decode()
     assert html.lstrip().startswith('<section class="card panel verdicts" id="verdicts"')
@@ -194,7 +193,7 @@ def test_verdict_htmx_returns_the_panel_and_the_new_header(reviewer):
     assert "<!doctype html>" not in html
     # session, user, 2 permissions, attack, savepoint, lock the attack row, insert the
     # verdict, read the newest, update the mirror, release, then the history for the panel.
-    assert len(queries) <= 13
+    assert queries <= 13
     # An invalid htmx post comes back as the panel with the error (htmx swaps 2xx only).
     response = client.post(f"/attacks/{attack.pk}/verdicts/", {"outcome": "failure"}, **HX)
     assert response.status_code == 200

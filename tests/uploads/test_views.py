@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
-from django.db import connection
 from django.test import Client
-from django.test.utils import CaptureQueriesContext
 from django_tasks_db.models import DBTaskResult
 
 from memory.models import ImportJob, ImportStatus
 from memory.transfer.importers.service import ImportSummary
 from memory.transfer.uploads.services import import_job_create
+from tests.queries import get_counted
 from tests.uploads.conftest import FIXTURE_110, dbdata_zip, upload, zip_of
 
 pytestmark = pytest.mark.django_db
@@ -227,23 +226,17 @@ def test_unknown_job_is_404(ingest_client):
     assert ingest_client.get("/imports/00000000-0000-4000-8000-000000000000/").status_code == 404
 
 
-def _queries(client, url, **headers) -> int:
-    with CaptureQueriesContext(connection) as queries:
-        assert client.get(url, **headers).status_code == 200
-    return len(queries)
-
-
 def test_query_counts_do_not_grow_with_the_jobs(ingest_client, ingester):
     for index in range(3):
         import_job_create(upload=upload(f"{index}.db", DB_BYTES), kind="sqlite", user=ingester)
-    few = _queries(ingest_client, LIST)
+    few, _ = get_counted(ingest_client, LIST)
     for index in range(12):
         import_job_create(upload=upload(f"m{index}.db", DB_BYTES), kind="sqlite", user=ingester)
-    many = _queries(ingest_client, LIST)
+    many, _ = get_counted(ingest_client, LIST)
 
     # session, user, permission check (user + group perms), stalled running jobs (none),
     # count for the paginator, the page of jobs with their uploader joined
     assert few == many == 7
     job = ImportJob.objects.first()
     # session, user, permissions ×2, stalled running jobs, the job with its uploader
-    assert _queries(ingest_client, _status(job), HTTP_HX_REQUEST="true") == 6
+    assert get_counted(ingest_client, _status(job), HTTP_HX_REQUEST="true")[0] == 6
