@@ -2,7 +2,7 @@
 # Redline's two commands:
 #   ./dev.sh up      set up everything (virtualenv, install, migrate, demo data, admin login)
 #                    and serve the app on http://127.0.0.1:8000
-#   ./dev.sh test    run the whole test suite (extra arguments go to pytest)
+#   ./dev.sh test    run the whole test suite, one worker per core (extra arguments go to pytest)
 # Also: ./dev.sh setup (virtualenv + install only).
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -81,7 +81,9 @@ case "$cmd" in
     ;;
   test)
     setup
-    exec "$VENV/bin/python" -m pytest "$@"
+    # One worker process per core (pytest-xdist), each with its own test database; "-n 0" after
+    # it runs everything in this one process.
+    exec "$VENV/bin/python" -m pytest -n auto "$@"
     ;;
   *)
     die "unknown command '$cmd' (use: up, test, setup)"

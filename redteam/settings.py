@@ -185,7 +185,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         ),
     }
     # A file, not :memory:, so multi-process tests share it; REDLINE_TEST_DB lets two test
-    # runs on one checkout keep apart.
+    # runs on one checkout keep apart. With several test workers (pytest -n) each worker gets
+    # its own file: pytest-django appends "_gw0", "_gw1", … to this name.
     DATABASES["default"]["TEST"] = {
         "NAME": env_str("REDLINE_TEST_DB", str(VAR_DIR / "test-redline.sqlite3"))
     }

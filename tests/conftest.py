@@ -49,7 +49,9 @@ def pytest_collection_modifyitems(config, items):
     the rest of the session, and Django then keeps that thread's connections in context-local
     storage; tests that fork worker processes (``tests/ingest/test_concurrency.py``) must run
     before that, while ``connections.close_all()`` still reaches every connection the children
-    would inherit.
+    would inherit. With ``-n`` (pytest-xdist's default ``--dist load``, as ``./dev.sh test``
+    runs) every worker collects this same order and is handed its tests front to back, so each
+    worker process runs its browser tests after everything else it runs.
     """
     items.sort(key=lambda item: "/tests/browser/" in str(item.path))
 
