@@ -104,10 +104,7 @@ def test_bulk_delete_from_the_list_asks_the_same(memory, superuser, admin_client
     )
 
 
-def test_a_re_sent_attack_result_that_changes_is_recorded_with_its_sender(
-    memory, django_user_model
-):
-    bot = django_user_model.objects.create_user("bot")
+def test_a_re_sent_attack_result_that_changes_is_recorded_with_its_sender(memory, bot):
     data = load(EXPORT_110)
     changed = data["attack_results"][0]
     before = changed["outcome"]
