@@ -62,14 +62,18 @@ class LabelPairsField(RepeatedValueField):
 
 
 class IsoDateTimeField(django_filters.fields.IsoDateTimeField):
-    """An ISO 8601 date-time that exists in UTC: ``0001-01-01T00:00+01:00`` parses, but
-    falls before year 1 once converted, and the conversion at query time raised a 500."""
+    """An ISO 8601 date-time, handed on in UTC.
+
+    ``0001-01-01T00:00+01:00`` parses but falls before year 1 once converted, so it is
+    refused here rather than raising at query time. Python accepts offsets up to ±23:59
+    while PostgreSQL refuses any beyond ±15:59; converting to UTC first gives both
+    databases the same instant to compare."""
 
     def to_python(self, value: Any) -> Any:
         moment = super().to_python(value)
         if moment is not None and moment.tzinfo is not None:
             try:
-                moment.astimezone(UTC)
+                return moment.astimezone(UTC)
             except OverflowError:
                 raise forms.ValidationError(
                     "%(value)r is outside the years 1 to 9999 in UTC", params={"value": value}

@@ -69,3 +69,16 @@ def test_a_time_outside_the_years_1_to_9999_in_utc_is_a_400(admin_client, memory
     response = admin_client.get(url, {name: value})
     assert response.status_code == 400
     assert "outside the years 1 to 9999 in UTC" in response.content.decode()
+
+
+@pytest.mark.parametrize("url", DATED)
+def test_an_offset_postgresql_would_refuse_means_the_same_instant_in_utc(
+    admin_client, memory_world, url
+):
+    # +21:03 is a valid ISO offset; PostgreSQL refuses offsets beyond ±15:59, so the
+    # bound must reach the database already converted to UTC.
+    name = "date_added_after" if "seeds" in url else "timestamp_after"
+    far_offset = admin_client.get(url, {name: "2000-01-02T09:03:00+21:03"})
+    in_utc = admin_client.get(url, {name: "2000-01-01T12:00:00Z"})
+    assert far_offset.status_code == in_utc.status_code == 200
+    assert far_offset.content.count(b"conv-") == in_utc.content.count(b"conv-")
