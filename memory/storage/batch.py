@@ -27,6 +27,7 @@ _ID_KEYS = {
     "attack_result": ("attack_result_id", "id"),
     "conversation": ("conversation_id",),
     "seed_group": ("id", "prompt_group_id"),
+    "seed_dataset": ("dataset_name",),
 }
 
 
@@ -38,6 +39,15 @@ class NormalizedSeedGroup:
     alias: str | None = None
     path: str = ""
     seed_paths: list[str] = field(default_factory=list)
+
+
+@dataclass(kw_only=True)
+class SeedDatasetSpec:
+    """A seed dataset's PyRIT defaults (the top-level keys of a YAML file), by its name."""
+
+    name: str
+    defaults: dict[str, Any] = field(default_factory=dict)
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(kw_only=True)
@@ -121,6 +131,7 @@ class NormalizedBatch:
     attack_results: list[AttackResultSpec] = field(default_factory=list)
     seeds: list[SeedSpec] = field(default_factory=list)
     seed_groups: list[NormalizedSeedGroup] = field(default_factory=list)
+    seed_datasets: list[SeedDatasetSpec] = field(default_factory=list)
     scenario_results: list[ScenarioResultSpec] = field(default_factory=list)
     scorable_contents: list[ScorableContentSpec] = field(default_factory=list)
     items: dict[str, ItemRef] = field(default_factory=dict)

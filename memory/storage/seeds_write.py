@@ -16,7 +16,7 @@ from dataclasses import replace
 from django.contrib.auth.base_user import AbstractBaseUser
 
 from memory.models.media_links import MediaIndex
-from memory.storage.batch import NormalizedSeedGroup
+from memory.storage.batch import NormalizedSeedGroup, SeedDatasetSpec
 from redteam.core.choices import is_media_value
 from redteam.core.errors import Problem
 from seeds.fields import SEED_COLUMNS
@@ -24,6 +24,8 @@ from seeds.models import Seed, SeedDataset, SeedGroup
 from seeds.rules import group_problems, normalise_group
 from seeds.services import (
     group_kind,
+    seed_dataset_fill_defaults,
+    seed_dataset_save,
     seed_datasets_ensure,
     seed_groups_write,
     seed_instance,
@@ -37,7 +39,7 @@ CREATED, UPDATED, UNCHANGED = "created", "updated", "unchanged"
 
 
 class SeedPlan:
-    """Checks and writes the seeds and seed groups of one batch."""
+    """Checks and writes the seeds, seed groups and seed datasets of one batch."""
 
     def __init__(
         self,
@@ -45,12 +47,14 @@ class SeedPlan:
         seeds: list[SeedSpec],
         groups: list[NormalizedSeedGroup],
         path_of: Callable[[object], str],
+        datasets: list[SeedDatasetSpec] | None = None,
         actor: AbstractBaseUser | None = None,
     ) -> None:
         self.seeds = seeds
         #: Who the history rows of written seeds, groups and datasets name.
         self.actor = actor
         self.groups = groups
+        self.datasets = datasets or []
         self.path_of = path_of
         self.problems: list[Problem] = []
         self.status: dict[str, str] = {}
@@ -101,9 +105,12 @@ class SeedPlan:
 
     def write(self) -> None:
         """Create or update datasets, groups and seeds (a handful of bulk statements)."""
-        if not self.seeds:
+        if not (self.seeds or self.datasets):
             return
         datasets = self._datasets()
+        self._dataset_defaults(datasets)
+        if not self.seeds:
+            return
         groups = self._groups()
         media = MediaIndex.for_values(
             (s.value, s.data_type, s.value_sha256)
@@ -155,9 +162,26 @@ class SeedPlan:
         self._group_status()
 
     def _datasets(self) -> dict[str, SeedDataset]:
-        return seed_datasets_ensure(
-            names={s.dataset_name for s in self.seeds if s.dataset_name}, actor=self.actor
-        )
+        names = {s.dataset_name for s in self.seeds if s.dataset_name}
+        names |= {d.name for d in self.datasets}
+        return seed_datasets_ensure(names=names, actor=self.actor)
+
+    def _dataset_defaults(self, datasets: dict[str, SeedDataset]) -> None:
+        """A sent dataset's defaults: all of them on a new dataset, the missing ones on a
+        stored one (a curator's values are never overwritten); its unknown keys are kept."""
+        for spec in self.datasets:
+            dataset = datasets[spec.name]
+            new = getattr(dataset, "_created", False)
+            changed = seed_dataset_fill_defaults(
+                dataset=dataset, defaults=spec.defaults, new=new, actor=self.actor
+            )
+            extra = {**spec.extra, **(dataset.extra or {})}
+            if extra != (dataset.extra or {}):
+                dataset.extra = extra
+                seed_dataset_save(dataset=dataset, actor=self.actor)
+                changed = True
+            path = self.path_of(spec)
+            self.status[path] = CREATED if new else UPDATED if changed else UNCHANGED
 
     def _groups(self) -> dict[uuid.UUID, SeedGroup]:
         aliases = {}
@@ -165,6 +189,11 @@ class SeedPlan:
             for spec in group.seeds:
                 if spec.prompt_group_id and group.alias:
                     aliases[spec.prompt_group_id] = group.alias
+        for spec in self.seeds:
+            # Read output names each seed's group alias; a bare seed list carries it that way.
+            alias = spec.extra.get("prompt_group_alias")
+            if spec.prompt_group_id and isinstance(alias, str) and alias:
+                aliases.setdefault(spec.prompt_group_id, alias)
         rows: dict[uuid.UUID, SeedGroup] = {}
         creates = []
         for group_id, union in self.members.items():
@@ -180,12 +209,21 @@ class SeedPlan:
             changed = []
             for row in stale:
                 stored = current[row.id]
-                alias = stored.alias or row.alias
+                alias = row.alias = stored.alias or row.alias
                 if stored.kind != row.kind or stored.alias != alias:
                     stored.kind, stored.alias = row.kind, alias
                     changed.append(stored)
             seed_groups_write(updates=changed, actor=self.actor)
+        self._drop_stored_aliases(rows)
         return rows
+
+    def _drop_stored_aliases(self, rows: dict[uuid.UUID, SeedGroup]) -> None:
+        """A seed's ``prompt_group_alias`` that its group now holds is not kept twice; one
+        that differs from the group's (a second alias for one group) stays in ``extra``."""
+        for spec in self.seeds:
+            group = rows.get(spec.prompt_group_id) if spec.prompt_group_id else None
+            if group is not None and spec.extra.get("prompt_group_alias") == group.alias:
+                spec.extra = {k: v for k, v in spec.extra.items() if k != "prompt_group_alias"}
 
     def _group_status(self) -> None:
         for group in self.groups:

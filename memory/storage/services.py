@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -37,8 +38,10 @@ from redteam.core.choices import (
     PromptResponseError,
     ScoreStatus,
     ScoreType,
+    is_media_value,
 )
 from redteam.core.errors import InvalidMemory, Problem
+from redteam.core.hashing import sha256_text
 from redteam.core.scoring import score_numeric_value
 from redteam.security import security_event
 
@@ -73,6 +76,20 @@ def _validate_piece(index: int, piece: PieceSpec) -> list[Problem]:
     return problems
 
 
+def _with_text_hashes(spec: PieceSpec) -> PieceSpec:
+    """``spec`` with the SHA-256 of its text values filled in where missing."""
+    converted = spec.original_value if spec.converted_value is None else spec.converted_value
+    converted_type = spec.converted_value_data_type or spec.original_value_data_type
+    changes = {}
+    if spec.original_value_sha256 is None and not is_media_value(
+        spec.original_value_data_type, spec.original_value
+    ):
+        changes["original_value_sha256"] = sha256_text(spec.original_value)
+    if spec.converted_value_sha256 is None and not is_media_value(converted_type, converted):
+        changes["converted_value_sha256"] = sha256_text(converted)
+    return replace(spec, **changes) if changes else spec
+
+
 def message_add(
     *,
     conversation_id: str,
@@ -83,8 +100,9 @@ def message_add(
     """Add one message (turn) to a conversation, as PyRIT's memory does (contract §3).
 
     ``sequence`` defaults to one past the conversation's highest. Converted values default to
-    the original (and their type to the original's); text SHA-256 values are computed when
-    missing, media ones when the bytes are given. Piece order is kept as ``position``.
+    the original (and their type to the original's). Text SHA-256 values are computed when
+    missing, as PyRIT does when it stores a piece, except on system pieces (PyRIT hashes
+    none); media ones when the bytes are given. Piece order is kept as ``position``.
     """
     problems: list[Problem] = []
     if not pieces:
@@ -103,6 +121,8 @@ def message_add(
             m=Max("sequence")
         )["m"]
         sequence = 0 if highest is None else highest + 1
+    if role != ChatMessageRole.SYSTEM:
+        pieces = [_with_text_hashes(spec) for spec in pieces]
     pieces_in = [
         NormalizedPiece(
             conversation_id=conversation_id,

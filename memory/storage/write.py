@@ -66,6 +66,7 @@ KINDS = (
     "scenario_results",
     "seeds",
     "seed_groups",
+    "seed_datasets",
     "scorable_contents",
 )
 _KIND_OF_ITEM = {
@@ -76,6 +77,7 @@ _KIND_OF_ITEM = {
     "scenario_result": "scenario_results",
     "seed": "seeds",
     "seed_group": "seed_groups",
+    "seed_dataset": "seed_datasets",
     "scorable_content": "scorable_contents",
 }
 CREATED, UPDATED, UNCHANGED, ERROR = "created", "updated", "unchanged", "error"
@@ -280,11 +282,13 @@ def _converted(spec: PieceSpec) -> tuple[str, str]:
 
 
 def _sha(value: str, data_type: str, given: str | None, media: bytes | None) -> str | None:
+    """The ``*_sha256`` PyRIT wrote, as it wrote it: none stays none (PyRIT hashes no system
+    piece, for one). Only media bytes sent along are hashed, which is how they are linked."""
     if given is not None:
         return given
-    if is_media_value(data_type, value):
-        return None if media is None else hashlib.sha256(media).hexdigest()
-    return sha256_text(value)
+    if media is not None and is_media_value(data_type, value):
+        return hashlib.sha256(media).hexdigest()
+    return None
 
 
 def _same_time(stored: datetime, given: datetime | None) -> bool:
@@ -328,7 +332,11 @@ class _Plan:
         self._check_scenarios()
         self._check_attacks()
         self.seeds = SeedPlan(
-            seeds=batch.seeds, groups=batch.seed_groups, path_of=batch.path_of, actor=self.actor
+            seeds=batch.seeds,
+            groups=batch.seed_groups,
+            datasets=batch.seed_datasets,
+            path_of=batch.path_of,
+            actor=self.actor,
         )
         self.seeds.check()
         self.problems.extend(self.seeds.problems)
@@ -918,7 +926,7 @@ class _Plan:
                 dict(
                     id=content.id,
                     value=content.value,
-                    value_sha256=content.value_sha256 or sha256_text(content.value),
+                    value_sha256=content.value_sha256,
                     data_type=content.data_type,
                     timestamp=content.timestamp or _now(),
                 )

@@ -13,6 +13,7 @@ router = SimpleRouter()
 router.register("conversations", views.ConversationViewSet, basename="api-conversation")
 router.register("message-pieces", views.MessagePieceViewSet, basename="api-message-piece")
 router.register("scores", views.ScoreViewSet, basename="api-score")
+router.register("scorable-contents", views.ScorableContentViewSet, basename="api-scorable-content")
 router.register("attack-results", views.AttackResultViewSet, basename="api-attack-result")
 router.register("identifiers", views.ComponentIdentifierViewSet, basename="api-identifier")
 

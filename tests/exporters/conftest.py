@@ -15,6 +15,7 @@ from memory.models import (
     MessagePiece,
     RelatedConversation,
     ScenarioResult,
+    ScorableContent,
     Score,
 )
 from memory.models.media import media_store
@@ -32,6 +33,7 @@ STORED = {
     "conversations": Conversation,
     "pieces": MessagePiece,
     "scores": Score,
+    "scorable_contents": ScorableContent,
     "attack_results": AttackResult,
     "related": RelatedConversation,
     "scenario_results": ScenarioResult,
@@ -87,3 +89,54 @@ def import_zip(data: bytes) -> None:
             media_attach(blob=blob, location=location)
         if not entry["locations"]:
             media_attach(blob=blob)
+
+
+#: How a row of each model is named across databases (auto-increment keys differ).
+NATURAL_KEYS = {
+    "Conversation": ("conversation_id",),
+    "Message": ("conversation__conversation_id", "sequence"),
+    "ComponentIdentifier": ("hash",),
+    "MediaBlob": ("sha256",),
+    "Label": ("key", "value"),
+    "HarmCategory": ("name",),
+    "SeedDataset": ("name",),
+}
+#: What a database holds that an export does not carry on purpose: its own bookkeeping
+#: (times of writing, import jobs, history), reviewers' verdicts, and where media bytes came
+#: from (a re-import names them by the export's file names).
+NOT_EXPORTED = {"ImportJob", "HumanVerdict", "MediaLocation"}
+BOOKKEEPING_FIELDS = {"created_at", "updated_at"}
+#: A blob's storage name and the location it first arrived under: a re-import names the bytes
+#: by the export's file names, and an earlier test's files may still hold the plain name.
+MEDIA_PROVENANCE = {("MediaBlob", "file"), ("MediaBlob", "original_name")}
+
+
+def _lookups(model) -> list[str]:
+    lookups = []
+    for field in model._meta.concrete_fields:
+        if field.name in BOOKKEEPING_FIELDS or (model.__name__, field.name) in MEDIA_PROVENANCE:
+            continue
+        if field.primary_key and field.get_internal_type() in ("AutoField", "BigAutoField"):
+            continue
+        if field.is_relation:
+            natural = NATURAL_KEYS.get(field.related_model.__name__)
+            lookups += [f"{field.name}__{key}" for key in natural] if natural else [field.attname]
+        else:
+            lookups.append(field.attname)
+    return lookups
+
+
+def database_snapshot() -> dict[str, list[tuple]]:
+    """Every row of every memory and seed model, keyed by natural values instead of database
+    keys, sorted: two databases holding the same memory give equal snapshots."""
+    from django.apps import apps
+
+    snapshot = {}
+    for app in ("memory", "seeds"):
+        for model in apps.get_app_config(app).get_models():
+            name = model.__name__
+            if name.startswith("Historical") or name in NOT_EXPORTED:
+                continue
+            rows = model._default_manager.values_list(*_lookups(model))
+            snapshot[name] = sorted(map(repr, rows))
+    return snapshot

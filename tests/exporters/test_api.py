@@ -64,8 +64,9 @@ def test_read_scope_token_may_export(member, memory_110):
     assert response["Content-Type"] == "application/x-ndjson"
     lines = _body(response).decode().splitlines()
     assert json.loads(lines[0]) == {"export_format": "redline-export/1"}
-    # header + 38 conversations, 1 loose score, 1 scenario, 24 attacks, 2 seeds, 15 groups
-    assert len(lines) == 1 + 38 + 1 + 1 + 24 + 2 + 15
+    # header + 38 conversations, 2 loose scores (on converted pieces, not originals),
+    # 1 scenario, 24 attacks, 4 seed datasets, 2 seeds, 15 groups
+    assert len(lines) == 1 + 38 + 2 + 1 + 24 + 4 + 2 + 15
 
 
 def test_filters_are_the_commands(viewer_client, memory_110):
@@ -145,10 +146,11 @@ def test_query_count_does_not_grow_with_the_memory(viewer_client, memory_110):
     twice = _export_queries(viewer_client)
 
     # 4 auth (session, user, user and group permissions); conversations 6 (rows, pieces,
-    # converter links, scores, identifiers by tree level ×2); loose scores 2 (rows,
-    # identifiers); scenarios 3 (rows, identifiers ×2); their attack results 9 and the
-    # attack results 9 (rows, related conversations, last responses, their converter links,
-    # their scores, last scores, identifiers ×3); seeds 1; seed groups 2 (rows, seeds).
+    # converter links, scores, identifiers by tree level ×2); scorable contents 1 (rows;
+    # none here); loose scores 2 (rows, identifiers); scenarios 3 (rows, identifiers ×2);
+    # their attack results 9 and the attack results 9 (rows, related conversations, last
+    # responses, their converter links, their scores, last scores, identifiers ×3); seed
+    # datasets 1; seeds 1; seed groups 2 (rows, seeds).
     # Both memories fit in one chunk (200 rows): twice the rows, the same queries.
     assert twice == once
-    assert once == 4 + 6 + 2 + 3 + 9 + 9 + 1 + 2
+    assert once == 4 + 6 + 1 + 2 + 3 + 9 + 9 + 1 + 1 + 2

@@ -28,7 +28,10 @@ def test_writes_the_document_to_a_file(memory_110, tmp_path, capsys):
 
     assert out.read_bytes() == export_bytes()
     err = capsys.readouterr().err
-    assert "Exported 38 conversations, 1 scores, 1 scenario_results, 24 attack_results" in err
+    assert (
+        "Exported 38 conversations, 0 scorable_contents, 2 scores, 1 scenario_results, "
+        "24 attack_results, 4 seed_datasets, 2 seeds, 15 seed_groups"
+    ) in err
     assert f"to {out}" in err
     assert [p.name for p in tmp_path.iterdir()] == ["memory.json"]
 

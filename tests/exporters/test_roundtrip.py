@@ -14,6 +14,7 @@ from tests.conftest import FIXTURES_DIR
 from tests.exporters.conftest import (
     EXPORT_012,
     EXPORT_110,
+    database_snapshot,
     export_bytes,
     import_zip,
     ingest_ok,
@@ -25,14 +26,28 @@ pytestmark = pytest.mark.django_db
 
 
 def _export_then_empty(load, **options) -> tuple[bytes, dict[str, int]]:
-    """Load memory, export it, and roll the database back to empty."""
+    """Load memory, export it, and roll the database back to empty; the counts and a snapshot
+    of every row are kept for the comparison after re-ingesting."""
     with transaction.atomic():
         load()
         first = export_bytes(**options)
         counts = stored_counts()
+        _SNAPSHOTS[first] = database_snapshot()
         transaction.set_rollback(True)
     assert set(stored_counts().values()) == {0}
     return first, counts
+
+
+#: The database snapshot taken with each export (by its bytes).
+_SNAPSHOTS: dict[bytes, dict[str, list[str]]] = {}
+
+
+def _assert_same_database(first: bytes) -> None:
+    """The re-ingested database holds the very rows the exported one held."""
+    before, after = _SNAPSHOTS.pop(first), database_snapshot()
+    assert sorted(before) == sorted(after)
+    for model in before:
+        assert after[model] == before[model], model
 
 
 @pytest.mark.parametrize("export", [EXPORT_110, EXPORT_012], ids=["1.1.0", "0.12.1"])
@@ -44,6 +59,7 @@ def test_fixture_export_round_trips_byte_for_byte(export):
     assert export_bytes() == first
     # Nothing was lost on the way: the re-ingested database holds the same rows.
     assert stored_counts() == counts
+    _assert_same_database(first)
 
 
 def test_fixture_export_holds_every_object_of_the_source():
@@ -124,6 +140,7 @@ def test_demo_export_with_media_round_trips():
     assert again_manifest == manifest
     assert again_members == members
     assert stored_counts() == counts
+    _assert_same_database(first)
 
 
 def test_jsonl_lines_ingest_one_by_one_into_the_same_memory():
@@ -162,3 +179,4 @@ def test_an_imported_pyrit_database_round_trips_with_its_media(fixture):
     assert again_manifest == manifest
     assert again_members == members
     assert stored_counts() == counts
+    _assert_same_database(first)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import sqlite3
 import uuid
 from pathlib import Path
 
@@ -368,3 +369,22 @@ def test_two_files_sharing_conversations_create_no_duplicates(tmp_path):
         == source_rows(DB_110, "SELECT count(*) FROM PromptMemoryEntries")[0][0]
     )
     assert Conversation.objects.count() == 38
+
+
+@pytest.mark.django_db(transaction=True)
+def test_hashes_pyrit_left_empty_stay_empty():
+    """PyRIT 1.1.0 hashes no system piece (nor simulated or some user ones): Redline keeps
+    them empty, and the export gives them back empty."""
+    with sqlite3.connect(f"file:{DB_110}?mode=ro", uri=True) as source:
+        empty = {
+            uuid.UUID(row[0])
+            for row in source.execute(
+                "SELECT id FROM PromptMemoryEntries WHERE original_value_sha256 IS NULL"
+            )
+        }
+    assert len(empty) == 33
+    import_pyrit_db(path=DB_110)
+    stored = set(
+        MessagePiece.objects.filter(original_value_sha256__isnull=True).values_list("pk", flat=True)
+    )
+    assert stored == empty

@@ -22,7 +22,14 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from memory.models import AttackResult, ComponentIdentifier, Conversation, MessagePiece, Score
+from memory.models import (
+    AttackResult,
+    ComponentIdentifier,
+    Conversation,
+    MessagePiece,
+    ScorableContent,
+    Score,
+)
 from memory.storage.selectors import conversation_pieces, identifier_dicts_for, scores_for_pieces
 from memory.transfer.shapes import PIECE_KEYS, SCORE_KEYS
 from redteam.core.api import media_url, merge_extra
@@ -65,6 +72,16 @@ class IdentifierField(serializers.Field):
 
     def to_representation(self, value: int) -> dict[str, Any] | None:
         return identifier_dict(self.context, value)
+
+
+class ScorableContentSerializer(serializers.ModelSerializer):
+    """Loose content a score judged: PyRIT 1.1.0's ``ScorableContentEntries`` row (contract
+    §6.3); a score names it in ``scorable.content_id``."""
+
+    class Meta:
+        model = ScorableContent
+        fields = ["id", "value", "value_sha256", "data_type", "timestamp"]
+        read_only_fields = fields
 
 
 class ScoreSerializer(serializers.ModelSerializer):
@@ -176,7 +193,8 @@ class ConversationSerializer(serializers.ModelSerializer):
 
 
 class _ConversationEntitySerializer(serializers.ModelSerializer):
-    """PyRIT 1.1.0 ``Conversation`` (contract §9.7)."""
+    """PyRIT 1.1.0 ``Conversation`` (contract §9.7), and the PyRIT version that wrote it when
+    Redline knows it (not a key of PyRIT's own: kept so a round trip loses nothing)."""
 
     target_identifier = IdentifierField(source="target_identifier_id")
 
@@ -186,7 +204,10 @@ class _ConversationEntitySerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def to_representation(self, instance: Conversation) -> dict[str, Any]:
-        return merge_extra(super().to_representation(instance), instance.extra)
+        data = super().to_representation(instance)
+        if instance.pyrit_version:
+            data["pyrit_version"] = instance.pyrit_version
+        return merge_extra(data, instance.extra)
 
 
 class _MessageSerializer(serializers.Serializer):

@@ -25,6 +25,7 @@ from memory.models import (
     Message,
     MessagePiece,
     RelatedConversation,
+    ScorableContent,
     Score,
 )
 from memory.storage import filters
@@ -144,6 +145,15 @@ class ScoreViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
     def preload(self, rows: list[Score]) -> dict[str, Any]:
         pks = [row.scorer_class_identifier_id for row in rows]
         return {"identifiers": identifier_dicts_for(pks=pks)}
+
+
+class ScorableContentViewSet(viewsets.ReadOnlyModelViewSet):
+    """Loose content scored outside any conversation, by id, newest first."""
+
+    queryset = ScorableContent.objects.all()
+    serializer_class = serializers.ScorableContentSerializer
+    pagination_class = NewestFirstPagination
+    lookup_value_regex = UUID_PATTERN
 
 
 class AttackResultViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):

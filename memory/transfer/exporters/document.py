@@ -3,7 +3,9 @@
 The document is the ingestion envelope (``POST /api/v1/ingest/``) in PyRIT's shapes, made by
 the read API's serializers: conversations as 1.1.0 ``{"conversation", "messages"}`` items whose
 pieces are 0.12 ``MessagePiece.to_dict()`` (labels, targets, attack identifier and scores on
-every piece: the fields PyRIT 1.x dropped), loose scores, scenario results with their attack
+every piece: the fields PyRIT 1.x dropped; each score once, under the piece it names), loose
+scored content (1.1.0 ``ScorableContentEntries``), the scores no exported piece carries,
+scenario results with their attack
 results embedded, attack results as 1.1.0 dumps with ``last_response`` and ``last_score``
 embedded, seeds and seed groups. Ingesting it into an empty database and exporting again gives
 the same document.
@@ -30,6 +32,7 @@ from memory.models import AttackResult, MessagePiece, RelatedConversation, Score
 from memory.storage.selectors import identifier_dicts_for, piece_converters_prefetch
 from memory.transfer.api.serializers import (
     AttackResultSerializer,
+    ScorableContentSerializer,
     ScoreSerializer,
     piece_context,
 )
@@ -39,7 +42,7 @@ from memory.transfer.exporters.serializers import (
     ExportPieceSerializer,
     ScenarioResultSerializer,
 )
-from seeds.api.serializers import SeedGroupSerializer, SeedSerializer
+from seeds.api.serializers import SeedDatasetSerializer, SeedGroupSerializer, SeedSerializer
 from seeds.models import Seed
 
 #: The ``export_format`` of the document (ingestion keeps it as meta and ignores it).
@@ -47,9 +50,11 @@ EXPORT_FORMAT = "redline-export/1"
 #: Sections in document order: what an item refers to comes before it.
 SECTIONS = (
     "conversations",
+    "scorable_contents",
     "scores",
     "scenario_results",
     "attack_results",
+    "seed_datasets",
     "seeds",
     "seed_groups",
 )
@@ -145,6 +150,13 @@ class MemoryExport:
                     data["conversation"]["target_identifier"] = None
                 yield iter((dumps(data),))
 
+    def _scorable_contents(self) -> Iterator[Fragments]:
+        rows = self.selection.scorable_contents.order_by("timestamp", "id")
+        serializer = ScorableContentSerializer()
+        for chunk in self._chunks(rows):
+            for content in chunk:
+                yield iter((dumps(serializer.to_representation(content)),))
+
     def _scores(self) -> Iterator[Fragments]:
         rows = self.selection.scores.order_by("timestamp", "id")
         for chunk in self._chunks(rows):
@@ -227,6 +239,15 @@ class MemoryExport:
         for chunk in self._chunks(rows.order_by("timestamp", "id")):
             for item in self._attack_dicts(chunk):
                 yield iter((dumps(item),))
+
+    def _seed_datasets(self) -> Iterator[Fragments]:
+        serializer = SeedDatasetSerializer()
+        rows = self.selection.seed_datasets.order_by("name")
+        for chunk in self._chunks(rows):
+            for dataset in chunk:
+                data = serializer.to_representation(dataset)
+                data.pop("seed_count", None)
+                yield iter((dumps(data),))
 
     def _seeds(self) -> Iterator[Fragments]:
         rows = self.selection.seeds.select_related("group", "media").order_by("date_added", "id")

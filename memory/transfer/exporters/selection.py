@@ -23,7 +23,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.http import QueryDict
 from django.utils import timezone
 from django.utils.dateparse import parse_date, parse_datetime
@@ -34,10 +34,11 @@ from memory.models import (
     MessagePiece,
     RelatedConversation,
     ScenarioResult,
+    ScorableContent,
     Score,
 )
 from memory.storage.filters import AttackResultFilter, ConversationFilter
-from seeds.models import Seed, SeedGroup
+from seeds.models import Seed, SeedDataset, SeedGroup
 
 
 class ExportFilterError(ValueError):
@@ -127,9 +128,11 @@ class ExportSelection:
     """The QuerySets of one export (unordered; the writer orders them)."""
 
     conversations: QuerySet[Conversation]
+    scorable_contents: QuerySet[ScorableContent]
     scores: QuerySet[Score]
     scenario_results: QuerySet[ScenarioResult]
     attack_results: QuerySet[AttackResult]
+    seed_datasets: QuerySet[SeedDataset]
     seeds: QuerySet[Seed]
     seed_groups: QuerySet[SeedGroup]
 
@@ -146,9 +149,10 @@ def _filtered(filterset_class: type, queryset: QuerySet, query: QueryDict) -> Qu
 
 
 def _loose_scores() -> QuerySet[Score]:
-    """Scores no stored piece shows (contract §6.4: joined on ``original_prompt_id``)."""
-    shown = MessagePiece.objects.filter(original_prompt_id=OuterRef("message_piece_id"))
-    return Score.objects.filter(~Exists(shown))
+    """Scores not written under a piece: those whose piece (an original, contract §6.4) is not
+    stored. The others go under their piece, so each score is exported once."""
+    own = MessagePiece.objects.filter(pk=OuterRef("message_piece_id"), original_prompt_id=F("pk"))
+    return Score.objects.filter(~Exists(own))
 
 
 def export_selection(*, filters: ExportFilters) -> ExportSelection:
@@ -157,9 +161,11 @@ def export_selection(*, filters: ExportFilters) -> ExportSelection:
     if not filters.narrowed and since is None:
         return ExportSelection(
             conversations=Conversation.objects.all(),
+            scorable_contents=ScorableContent.objects.all(),
             scores=_loose_scores(),
             scenario_results=ScenarioResult.objects.all(),
             attack_results=AttackResult.objects.all(),
+            seed_datasets=SeedDataset.objects.all(),
             seeds=Seed.objects.filter(group__isnull=True),
             seed_groups=SeedGroup.objects.all(),
         )
@@ -191,18 +197,22 @@ def export_selection(*, filters: ExportFilters) -> ExportSelection:
     if filters.narrowed:
         return ExportSelection(
             conversations=conversations,
+            scorable_contents=ScorableContent.objects.none(),
             scores=Score.objects.none(),
             scenario_results=scenarios,
             attack_results=attacks,
+            seed_datasets=SeedDataset.objects.none(),
             seeds=Seed.objects.none(),
             seed_groups=SeedGroup.objects.none(),
         )
     recent_seeds = Seed.objects.filter(date_added__gte=since)
     return ExportSelection(
         conversations=conversations,
+        scorable_contents=ScorableContent.objects.filter(timestamp__gte=since),
         scores=_loose_scores().filter(timestamp__gte=since),
         scenario_results=scenarios,
         attack_results=attacks,
+        seed_datasets=SeedDataset.objects.filter(pk__in=recent_seeds.values("dataset")),
         seeds=recent_seeds.filter(group__isnull=True),
         seed_groups=SeedGroup.objects.filter(
             pk__in=recent_seeds.filter(group__isnull=False).values("group")

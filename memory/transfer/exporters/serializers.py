@@ -64,7 +64,8 @@ class ScenarioResultSerializer(serializers.ModelSerializer):
 
 
 class ExportPieceSerializer(MessagePieceSerializer):
-    """The read API's piece serializer, with one score serializer for every piece.
+    """The read API's piece serializer, with one score serializer for every piece, and each
+    score under its own (original) piece only.
 
     DRF builds a serializer's fields each time one is created; the read serializer creates a
     ``ScoreSerializer`` per piece, which took 60 % of an export's time (cProfile, 13,000
@@ -76,7 +77,11 @@ class ExportPieceSerializer(MessagePieceSerializer):
         return ScoreSerializer(context=self.context)
 
     def get_scores(self, piece: MessagePiece) -> list[dict[str, Any]]:
-        scores = self.context["scores"].get(piece.original_prompt_id, [])
+        # Each score once: under the piece it names, the original (its copies show it in
+        # PyRIT too, contract §6.4, but a document that repeats it cannot be loaded as is).
+        if piece.id != piece.original_prompt_id:
+            return []
+        scores = self.context["scores"].get(piece.id, [])
         return [self.score_serializer.to_representation(score) for score in scores]
 
 

@@ -27,8 +27,18 @@ from redteam.permissions import RequiredPermissions, TokenScope
 EXPORT_PERMISSIONS = [
     f"{app}.view_{model}"
     for app, models in (
-        ("memory", ("conversation", "messagepiece", "score", "attackresult", "scenarioresult")),
-        ("seeds", ("seed", "seedgroup")),
+        (
+            "memory",
+            (
+                "conversation",
+                "messagepiece",
+                "score",
+                "scorablecontent",
+                "attackresult",
+                "scenarioresult",
+            ),
+        ),
+        ("seeds", ("seeddataset", "seed", "seedgroup")),
     )
     for model in models
 ]

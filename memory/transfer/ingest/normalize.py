@@ -36,6 +36,7 @@ from memory.storage.specs import (
 from memory.transfer.ingest.normalize_seeds import (
     normalize_scenario_result,
     normalize_seed,
+    normalize_seed_dataset,
     normalize_seed_group,
 )
 from memory.transfer.ingest.readers import Reader, not_object
@@ -478,6 +479,17 @@ def normalize_scorable_content(
 _GROUP_NAMESPACE = uuid.UUID("6f1d4c1e-3f0a-4a53-9d55-2b1c0e7a9a11")
 
 
+def _attribute(attack: AttackResultSpec, scenario_id: uuid.UUID, collection: str) -> None:
+    """An attack result embedded in a scenario's collection belongs to it (PyRIT 1.x's
+    ``attribution_parent_id`` and ``attribution_data.parent_collection``), as PyRIT rebuilds
+    the scenario's ``attack_results`` map from its rows."""
+    if attack.attribution_parent_id is None:
+        attack.attribution_parent_id = scenario_id
+    data = dict(attack.attribution_data or {})
+    data.setdefault("parent_collection", collection)
+    attack.attribution_data = data
+
+
 class _BatchBuilder:
     def __init__(self) -> None:
         self.batch = NormalizedBatch()
@@ -638,7 +650,19 @@ class _BatchBuilder:
             if isinstance(item, Mapping) and isinstance(item.get("attack_results"), Mapping):
                 for collection, results in item["attack_results"].items():
                     if isinstance(results, list):
+                        before = len(self.attack_results)
                         self.add_attack_results(results, f"{item_path}.attack_results.{collection}")
+                        if scenario is not None:
+                            for _, _, attack in self.attack_results[before:]:
+                                _attribute(attack, scenario.id, collection)
+
+    def add_seed_datasets(self, value: Any, path: str) -> None:
+        for item_path, item in self.items(value, path):
+            dataset, problems = normalize_seed_dataset(item, item_path)
+            self.problems.extend(problems)
+            self.batch.register("seed_dataset", item_path, item, dataset)
+            if dataset is not None:
+                self.batch.seed_datasets.append(dataset)
 
     def add_scorable_contents(self, value: Any, path: str) -> None:
         for item_path, item in self.items(value, path):
@@ -765,6 +789,7 @@ _ADDERS = {
     "seed_groups": _BatchBuilder.add_seed_groups,
     "scenario_results": _BatchBuilder.add_scenario_results,
     "scorable_contents": _BatchBuilder.add_scorable_contents,
+    "seed_datasets": _BatchBuilder.add_seed_datasets,
 }
 PAYLOAD_KEYS = tuple(_ADDERS)
 #: Top-level keys that describe a batch rather than hold items (PyRIT exports and Redline's).

@@ -9,11 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from memory.storage.batch import NormalizedSeedGroup
+from memory.storage.batch import NormalizedSeedGroup, SeedDatasetSpec
 from memory.storage.specs import ScenarioResultSpec
 from memory.transfer.ingest.readers import Reader, not_object
 from redteam.core.choices import ChatMessageRole, PromptDataType, ScenarioRunState, SeedType
 from redteam.core.errors import Problem
+from seeds.fields import DATASET_DEFAULTS
 from seeds.specs import SeedSpec
 
 __all__ = [
@@ -159,8 +160,8 @@ def normalize_scenario_result(
     """Normalise a 1.x ``ScenarioResult`` dump.
 
     The embedded ``attack_results`` (``{collection: [attack result dump, ...]}``) are for the
-    caller to ingest as attack results; the scenario keeps ``{collection: [ids]}`` in
-    ``extra`` so the collection order survives. Run states are accepted in any case.
+    caller to ingest as attack results, each attributed to the scenario and its collection
+    (how PyRIT 1.x stores them). Run states are accepted in any case.
     """
     if not isinstance(data, Mapping):
         return None, not_object(data, path)
@@ -174,7 +175,6 @@ def normalize_scenario_result(
     if isinstance(state, str):
         state = state.upper()
 
-    collections: dict[str, list[Any]] = {}
     raw_results = r.raw("attack_results")
     if raw_results is not None:
         if not isinstance(raw_results, Mapping):
@@ -183,13 +183,6 @@ def normalize_scenario_result(
             for collection, items in raw_results.items():
                 if not isinstance(items, list):
                     r.problem(f"attack_results.{collection}", "must be a list")
-                    continue
-                collections[collection] = []
-                for item in items:
-                    if isinstance(item, Mapping):
-                        collections[collection].append(
-                            item.get("attack_result_id") or item.get("id")
-                        )
 
     error_ids = r.raw("error_attack_result_ids")
     if error_ids is None:
@@ -225,8 +218,36 @@ def normalize_scenario_result(
         **kwargs,
     )
     spec.extra = r.extra()
-    if collections:
-        spec.extra["attack_results"] = collections
     if name is None or scenario_identifier is None:
         return None, problems
     return spec, problems
+
+
+#: Keys a dataset carries on the way out only (the read API's count of its seeds).
+_DATASET_OUTPUT_ONLY = ("seed_count",)
+
+
+def normalize_seed_dataset(data: Any, path: str) -> tuple[SeedDatasetSpec | None, list[Problem]]:
+    """A seed dataset: ``dataset_name`` and PyRIT's dataset-level keys (``name`` is the default
+    seed name), as the read API and exports write it; unknown keys go to ``extra``."""
+    if not isinstance(data, Mapping):
+        return None, not_object(data, path)
+    problems: list[Problem] = []
+    r = Reader(data, path, problems)
+    name = r.nonblank("dataset_name")
+    defaults: dict[str, Any] = {}
+    for key, column in DATASET_DEFAULTS.items():
+        if key in ("harm_categories", "authors", "groups"):
+            defaults[column] = r.strings(key)
+        elif key == "date_added":
+            defaults[column] = r.timestamp(key)
+        elif key == "seed_type":
+            defaults[column] = r.choice(key, SeedType, r.raw(key), default=None)
+        elif key == "data_type":
+            defaults[column] = r.choice(key, PromptDataType, r.raw(key), default=None)
+        else:
+            defaults[column] = r.text(key)
+    for key in _DATASET_OUTPUT_ONLY:
+        r.raw(key)
+    spec = SeedDatasetSpec(name=name or "", defaults=defaults, extra=r.extra())
+    return (spec if name is not None else None), problems
