@@ -13,7 +13,7 @@ from memory.models.scenarios import ScenarioResult
 from memory.models.scores import Score
 from memory.models.tags import HarmCategory, Label
 from redteam.core import nul
-from redteam.core.choices import AttackOutcome, ConversationType
+from redteam.core.choices import AttackOutcome, ConversationType, TimestampSource
 from redteam.core.constraints import UniqueIndex, choice_check, sha256_or_null_check
 
 
@@ -69,6 +69,10 @@ class AttackResult(models.Model):
     outcome_reason = nul.TextField(null=True, blank=True)
     metadata = nul.JSONField(default=dict, blank=True)
     timestamp = models.DateTimeField()
+    # Derived timestamps are marked, so a reader knows PyRIT did not record the time.
+    timestamp_source = nul.CharField(
+        max_length=16, choices=TimestampSource.choices, default=TimestampSource.PYRIT
+    )
     labels = nul.JSONField(default=dict, blank=True)
     targeted_harm_categories = nul.JSONField(default=list, blank=True)
     label_index = models.ManyToManyField(
@@ -108,6 +112,9 @@ class AttackResult(models.Model):
     class Meta:
         constraints = [
             choice_check("outcome", AttackOutcome, "%(app_label)s_%(class)s_outcome_valid"),
+            choice_check(
+                "timestamp_source", TimestampSource, "%(app_label)s_%(class)s_ts_source_valid"
+            ),
             sha256_or_null_check("objective_sha256", "%(app_label)s_%(class)s_objective_sha256"),
         ]
         indexes = [

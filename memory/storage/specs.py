@@ -102,6 +102,9 @@ class AttackResultSpec:
     related_conversations: list[ConversationReferenceSpec] = field(default_factory=list)
     metadata: dict[str, Any] = field(default_factory=dict)
     timestamp: datetime | None = None
+    #: Where ``timestamp`` came from when a Redline export says (``TimestampSource``); None:
+    #: PyRIT's own when given, derived on storing when not.
+    timestamp_source: str | None = None
     labels: dict[str, Any] = field(default_factory=dict)
     targeted_harm_categories: list[str] = field(default_factory=list)
     error_message: str | None = None

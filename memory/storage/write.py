@@ -50,7 +50,7 @@ from memory.storage.seeds_write import SeedPlan
 from memory.storage.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec, ScoreSpec
 from redteam.core import identifiers as ids
 from redteam.core.bulk import existing_values, insert_ignore, insert_rows, update_rows
-from redteam.core.choices import is_media_value
+from redteam.core.choices import TimestampSource, is_media_value
 from redteam.core.collector import fewer_collections
 from redteam.core.errors import Problem
 from redteam.core.hashing import sha256_text
@@ -994,6 +994,7 @@ class _Plan:
         "outcome_reason",
         "metadata",
         "timestamp",
+        "timestamp_source",
         "labels",
         "targeted_harm_categories",
         "error_message",
@@ -1006,6 +1007,37 @@ class _Plan:
         "pyrit_version",
         "extra",
     )
+
+    def _attack_time(self, spec: AttackResultSpec, existing: AttackResult | None) -> dict:
+        """``timestamp`` and ``timestamp_source``: PyRIT's time when it sent one; else the time
+        already stored; else (0.12 results carry none) the conversation's last piece, or the
+        time of receipt for a conversation without pieces."""
+        if spec.timestamp is not None:
+            source = spec.timestamp_source or TimestampSource.PYRIT
+            return {"timestamp": spec.timestamp, "timestamp_source": source}
+        if existing is not None:
+            return {"timestamp": existing.timestamp, "timestamp_source": existing.timestamp_source}
+        last = self.last_piece_times.get(spec.conversation_id)
+        if last is not None:
+            return {"timestamp": last, "timestamp_source": TimestampSource.LAST_PIECE}
+        return {"timestamp": _now(), "timestamp_source": TimestampSource.RECEIVED}
+
+    def _last_piece_times(self) -> dict[str, datetime]:
+        """The last piece's time of each conversation whose new attack result has no time
+        of its own: one query, and only when a batch holds such results (PyRIT 0.12)."""
+        wanted = {
+            spec.conversation_id
+            for spec in self.batch.attack_results
+            if spec.timestamp is None and spec.id not in self.attacks_existing
+        }
+        if not wanted:
+            return {}
+        rows = (
+            MessagePiece.objects.filter(message__conversation__conversation_id__in=wanted)
+            .values_list("message__conversation__conversation_id")
+            .annotate(last=Max("timestamp"))
+        )
+        return dict(rows)
 
     def _attack_values(self, spec: AttackResultSpec, existing: AttackResult | None) -> dict:
         return {
@@ -1021,7 +1053,7 @@ class _Plan:
             "outcome": spec.outcome,
             "outcome_reason": spec.outcome_reason,
             "metadata": spec.metadata,
-            "timestamp": spec.timestamp or (existing.timestamp if existing else _now()),
+            **self._attack_time(spec, existing),
             "labels": spec.labels,
             "targeted_harm_categories": spec.targeted_harm_categories,
             "error_message": spec.error_message,
@@ -1039,6 +1071,7 @@ class _Plan:
         creates, updates, related = [], [], []
         before: list[AttackResult] = []
         self.attack_tags: dict[uuid.UUID, tuple[dict[str, Any], list[str], bool]] = {}
+        self.last_piece_times = self._last_piece_times()
         for spec in self.batch.attack_results:
             path = self.batch.path_of(spec)
             existing = self.attacks_existing.get(spec.id)

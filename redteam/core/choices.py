@@ -93,6 +93,15 @@ class AttackOutcome(models.TextChoices):
     ERROR = "error", "Error"
 
 
+class TimestampSource(models.TextChoices):
+    """Where an attack result's ``timestamp`` came from. PyRIT 0.12 attack results carry
+    none; Redline then takes the last piece of the attack's conversation."""
+
+    PYRIT = "pyrit", "Recorded by PyRIT"
+    LAST_PIECE = "last_piece", "Derived: the conversation's last piece"
+    RECEIVED = "received", "Derived: when Redline received it (no pieces)"
+
+
 class ConversationType(models.TextChoices):
     """Type of a conversation related to an attack result."""
 

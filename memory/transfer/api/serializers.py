@@ -33,7 +33,7 @@ from memory.models import (
 from memory.storage.selectors import conversation_pieces, identifier_dicts_for, scores_for_pieces
 from memory.transfer.shapes import PIECE_KEYS, SCORE_KEYS
 from redteam.core.api import media_url, merge_extra
-from redteam.core.choices import ScoreStatus
+from redteam.core.choices import ScoreStatus, TimestampSource
 
 
 def piece_context(pieces: list[MessagePiece], *extra_pks: int | None) -> dict[str, Any]:
@@ -322,7 +322,11 @@ class AttackResultSerializer(serializers.ModelSerializer):
         )
 
     def to_representation(self, instance: AttackResult) -> dict[str, Any]:
-        return merge_extra(super().to_representation(instance), instance.extra)
+        data = super().to_representation(instance)
+        if instance.timestamp_source != TimestampSource.PYRIT:
+            # Not PyRIT's key: says the time was derived (a 0.12 result carries none).
+            data["timestamp_source"] = instance.timestamp_source
+        return merge_extra(data, instance.extra)
 
 
 class ComponentIdentifierSerializer(serializers.ModelSerializer):

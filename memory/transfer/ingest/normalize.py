@@ -52,6 +52,7 @@ from redteam.core.choices import (
     ScorableType,
     ScoreStatus,
     ScoreType,
+    TimestampSource,
 )
 from redteam.core.constraints import BIGINT_MAX
 from redteam.core.errors import Problem
@@ -385,6 +386,10 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
         related_conversations=related,
         metadata=r.mapping("metadata"),
         timestamp=r.timestamp("timestamp"),
+        # Redline's own key: an export marks the timestamps Redline derived.
+        timestamp_source=r.choice(
+            "timestamp_source", TimestampSource, r.raw("timestamp_source"), default=None
+        ),
         labels=r.labels("labels"),
         targeted_harm_categories=r.strings("targeted_harm_categories"),
         error_message=r.text("error_message"),
