@@ -29,6 +29,9 @@ class ScorableContent(models.Model):
         max_length=32, choices=PromptDataType.choices, default=PromptDataType.TEXT
     )
     timestamp = models.DateTimeField()
+    # Keys a client sent that PyRIT's row does not define (e.g. a ``ContentScorable`` dump's
+    # ``scorable_type``), given back on export.
+    extra = nul.JSONField(default=dict, blank=True)
 
     class Meta:
         constraints = [

@@ -100,6 +100,7 @@ class ScorableContentSpec:
     data_type: str = PromptDataType.TEXT
     value_sha256: str | None = None
     timestamp: Any = None
+    extra: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

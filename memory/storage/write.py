@@ -929,6 +929,7 @@ class _Plan:
                     value_sha256=content.value_sha256,
                     data_type=content.data_type,
                     timestamp=content.timestamp or _now(),
+                    extra=content.extra,
                 )
             )
             self.status[self.batch.path_of(content)] = CREATED

@@ -83,6 +83,9 @@ class ScorableContentSerializer(serializers.ModelSerializer):
         fields = ["id", "value", "value_sha256", "data_type", "timestamp"]
         read_only_fields = fields
 
+    def to_representation(self, instance: ScorableContent) -> dict[str, Any]:
+        return merge_extra(super().to_representation(instance), instance.extra)
+
 
 class ScoreSerializer(serializers.ModelSerializer):
     """PyRIT 0.12 ``Score.to_dict()``; 1.1.0 ``status`` / ``scorable`` when not the default."""

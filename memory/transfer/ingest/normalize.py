@@ -72,6 +72,8 @@ __all__ = [
 #: The keys the piece and score readers read; every other key is kept in ``extra``.
 _PIECE_KEYS = frozenset({*PIECE_KEYS, *PIECE_ALIASES})
 _SCORE_KEYS = frozenset({*SCORE_KEYS, *SCORE_ALIASES})
+# Ids of loose content that arrives without one (``ContentScorable`` dumps).
+_CONTENT_NAMESPACE = uuid.UUID("2d9c1f64-7a3e-4b8e-9c1d-5e0f3a6b7c82")
 
 
 def normalize_piece(
@@ -455,26 +457,44 @@ def normalize_conversation(
 def normalize_scorable_content(
     data: Any, path: str
 ) -> tuple[ScorableContentSpec | None, list[Problem]]:
-    """Normalise a 1.1.0 ``ScorableContentEntries`` row ``{id, value, value_sha256, data_type,
-    timestamp}``; scores name it through ``scorable.content_id`` (contract §6.3)."""
+    """Normalise loose scored content: a 1.1.0 ``ScorableContentEntries`` row ``{id, value,
+    value_sha256, data_type, timestamp}`` or PyRIT's ``ContentScorable.model_dump()``
+    ``{scorable_type: "content", value, data_type}``; scores name it through
+    ``scorable.content_id`` (contract §6.3).
+
+    A ``ContentScorable`` has no id: it gets one derived from its data type and value, so
+    sending the same content again changes nothing. Unknown keys are kept in ``extra``.
+    """
     if not isinstance(data, Mapping):
         return None, not_object(data, path)
     problems: list[Problem] = []
     r = Reader(data, path, problems)
-    content_id = r.uuid("id", required=True)
+    kind = r.raw("scorable_type")
+    if kind not in (None, ScorableType.CONTENT, ScorableType.CONTENT_ENTRY):
+        r.problem(
+            "scorable_type",
+            f"loose content is a {ScorableType.CONTENT.value!r} or "
+            f"{ScorableType.CONTENT_ENTRY.value!r} scorable, not {kind!r}",
+        )
     value = r.text("value", required=True)
+    data_type = r.choice(
+        "data_type", PromptDataType, r.raw("data_type"), default=PromptDataType.TEXT
+    )
+    content_id = r.uuid("id", required=kind != ScorableType.CONTENT)
+    if content_id is None and kind == ScorableType.CONTENT and value is not None:
+        content_id = uuid.uuid5(_CONTENT_NAMESPACE, f"{data_type}\n{value}")
     spec_ok = content_id is not None and value is not None
     spec = ScorableContentSpec(
         id=content_id or uuid.UUID(int=0),
         value=value or "",
-        data_type=r.choice(
-            "data_type", PromptDataType, r.raw("data_type"), default=PromptDataType.TEXT
-        ),
+        data_type=data_type,
         value_sha256=r.text("value_sha256"),
         timestamp=r.timestamp("timestamp"),
     )
-    for key in r.extra():
-        r.problem(key, "unknown scorable content key")
+    spec.extra = r.extra()
+    if kind is not None:
+        # A ContentScorable's tag is part of what the client sent; kept, not dropped.
+        spec.extra["scorable_type"] = kind
     return (spec if spec_ok else None), problems
 
 

@@ -29,10 +29,46 @@ _SEED_CLASSES = {
     "SeedObjective": SeedType.OBJECTIVE,
     "SeedSimulatedConversation": SeedType.SIMULATED_CONVERSATION,
 }
+# A 0.12 seed's attributes (contract §8.1), which every seed class has; only ``SeedPrompt``
+# adds the prompt ones. 0.12 has no serializer, so an attribute dump carries no class marker.
+_SEED_BASE_ATTRIBUTES = frozenset(
+    {
+        "id",
+        "value",
+        "value_sha256",
+        "name",
+        "dataset_name",
+        "harm_categories",
+        "description",
+        "authors",
+        "groups",
+        "source",
+        "date_added",
+        "added_by",
+        "metadata",
+        "prompt_group_id",
+    }
+)
+_PROMPT_ATTRIBUTES = frozenset({"role", "sequence", "parameters"})
+
+
+def _unmarked_seed_type(data: Mapping[str, Any]) -> SeedType:
+    """The class of a seed sent without ``seed_type`` or ``seed_class``.
+
+    A complete 0.12 attribute dump without any prompt attribute is a ``SeedObjective``: a
+    ``SeedPrompt``'s dump always holds ``role``, ``sequence`` and ``parameters``. Anything
+    else (a hand-written seed, a partial dump) stays a prompt, as PyRIT's default is. PyRIT's
+    group rule (at most one objective) still applies to the result.
+    """
+    if data.keys() >= _SEED_BASE_ATTRIBUTES and not _PROMPT_ATTRIBUTES & data.keys():
+        return SeedType.OBJECTIVE
+    return SeedType.PROMPT
 
 
 def normalize_seed(data: Any, path: str) -> tuple[SeedSpec | None, list[Problem]]:
-    """Normalise one seed dict: 1.1.0 ``model_dump`` (``seed_type``) or 0.12 (``seed_class``).
+    """Normalise one seed dict: 1.1.0 ``model_dump`` (``seed_type``), 0.12 (``seed_class``), or a
+    0.12 attribute dump without either (its class told by its attributes, see
+    :func:`_unmarked_seed_type`).
 
     Lists that PyRIT stores as ``null`` when empty become ``[]``; ``metadata`` null becomes
     ``{}``; an objective's ``data_type`` is text. ``prompt_group_alias`` and
@@ -52,6 +88,8 @@ def normalize_seed(data: Any, path: str) -> tuple[SeedSpec | None, list[Problem]
         seed_type = _SEED_CLASSES.get(seed_class)
         if seed_type is None:
             r.problem("seed_class", f"unknown seed class {seed_class!r}")
+    if seed_type is None and seed_class is None:
+        seed_type = _unmarked_seed_type(data)
     seed_type = r.choice("seed_type", SeedType, seed_type, default=SeedType.PROMPT)
     is_simulation = seed_type == SeedType.SIMULATED_CONVERSATION
 
