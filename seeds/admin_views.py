@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from redteam.core.downloads import as_attachment
 from seeds import templating
 from seeds.admin_forms import SeedImportForm, TemplatePreviewForm
 from seeds.exporting import export_dataset, export_filename, export_seeds
@@ -35,10 +36,7 @@ YAML_TYPE = "application/yaml; charset=utf-8"
 
 def yaml_download(text: str, filename: str) -> HttpResponse:
     """A YAML file as a download (never rendered by the browser)."""
-    response = HttpResponse(text, content_type=YAML_TYPE)
-    response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return as_attachment(HttpResponse(text, content_type=YAML_TYPE), filename)
 
 
 # --- export -------------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ from typing import Any
 from memory.dashboards import aggregates as ag
 from memory.dashboards.stats import OutcomeCounts, bin_bounds
 from memory.dashboards.widgets import DashboardRequest
+from redteam.core.downloads import csv_safe
 
 
 @dataclass(frozen=True)
@@ -54,19 +55,8 @@ class Table:
         writer = csv.writer(out, lineterminator="\r\n")
         writer.writerow(self.columns)
         for row in self.rows:
-            writer.writerow([_csv_safe(cell.csv) for cell in row])
+            writer.writerow([csv_safe(cell.csv) for cell in row])
         return out.getvalue()
-
-
-def _csv_safe(value: str) -> str:
-    """Defuse spreadsheet formulas: labels and class names come from clients (OWASP CSV
-    injection). A leading =, +, -, @, tab or CR gets a quote; numbers are left alone."""
-    if value and value[0] in "=+-@\t\r":
-        try:
-            float(value)
-        except ValueError:
-            return "'" + value
-    return value
 
 
 def pct(value: float | None) -> str:

@@ -29,6 +29,7 @@ from memory.dashboards.widgets import (
     DashboardRequest,
 )
 from memory.storage.selectors import attack_filter_options
+from redteam.core.downloads import as_attachment, file_stamp
 from redteam.core.forms import datetime_input_value
 
 VIEW_PERMISSION = "memory.view_attackresult"
@@ -295,6 +296,4 @@ def dashboard_csv(request: HttpRequest, table: str) -> HttpResponse:
     built = {widget_name: WIDGETS_BY_NAME[widget_name].build(dash)}
     content = tables_for(dash, built)[table].to_csv()
     response = HttpResponse(content, content_type="text/csv; charset=utf-8")
-    stamp = timezone.localtime().strftime("%Y%m%d-%H%M")
-    response["Content-Disposition"] = f'attachment; filename="redline-{table}-{stamp}.csv"'
-    return response
+    return as_attachment(response, f"redline-{table}-{file_stamp()}.csv")

@@ -1,5 +1,6 @@
 """The attack page and the conversation page, addressed by PyRIT's own ids.
 
+One attack also downloads as Markdown, a standalone HTML file or the export API's JSON.
 The views stay thin: :mod:`memory.review.thread` builds the view model with a fixed number of
 queries (pinned in ``tests/review/test_detail.py``), the templates lay it out.
 """
@@ -7,15 +8,18 @@ queries (pinned in ``tests/review/test_detail.py``), the templates lay it out.
 from __future__ import annotations
 
 from django.contrib.auth.decorators import login_required, permission_required
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
+from django.utils.http import urlencode
 
 from memory.models import Conversation
+from memory.review.attack_export import attack_html, attack_markdown
 from memory.review.forms import SCORE_PERMISSION, VerdictForm
 from memory.review.panels import verdict_context
 from memory.review.preferences import blur_harmful_media
 from memory.review.thread import attack_page, attack_queryset, conversation_page, gc_paused
+from redteam.core.downloads import as_attachment
 
 
 def _common(request: HttpRequest) -> dict:
@@ -52,6 +56,38 @@ def attack_detail(
         "thread": page.thread,
     }
     return render(request, "review/attack_detail.html", context, status=status)
+
+
+#: ``export.<fmt>`` of an attack -> content type.
+DOWNLOADS = {"md": "text/markdown; charset=utf-8", "html": "text/html; charset=utf-8"}
+
+
+@login_required
+@permission_required("memory.view_attackresult", raise_exception=True)
+def attack_download(request: HttpRequest, attack_result_id, fmt: str) -> HttpResponse:
+    """One attack as a file: ``export.md`` (Markdown), ``export.html`` (opens without a
+    server) or ``export.json`` (the export API's document of its conversation)."""
+    attack = get_object_or_404(attack_queryset(), pk=attack_result_id)
+    if fmt == "json":
+        query = urlencode({"conversation_id": attack.conversation.conversation_id})
+        return HttpResponseRedirect(f"{reverse('api-export')}?{query}")
+    if fmt not in DOWNLOADS:
+        raise Http404("No such download format")
+    blur = blur_harmful_media(request.user)
+    with gc_paused():
+        page = attack_page(attack=attack, side=None, blur_harmful_media=blur)
+    url = request.build_absolute_uri(reverse("attack-detail", args=[attack.pk]))
+    if fmt == "md":
+        body = attack_markdown(page=page, url=url)
+    else:
+        body = attack_html(
+            page=page,
+            url=url,
+            attack_list_url=request.build_absolute_uri(reverse("attack-list")),
+            absolute=request.build_absolute_uri,
+        )
+    response = HttpResponse(body, content_type=DOWNLOADS[fmt])
+    return as_attachment(response, f"redline-attack-{attack.pk}.{fmt}")
 
 
 @login_required

@@ -28,8 +28,10 @@ from django.utils.safestring import mark_safe
 
 from memory.models import AttackResult, Conversation
 from memory.storage import selectors
+from memory.storage.attack_table import TABLE_FORMATS, attack_table
 from memory.storage.filters import AttackResultFilter, ConversationFilter
 from redteam.core.choices import AttackOutcome, ConversationType
+from redteam.core.downloads import file_stamp, streaming_download
 from redteam.core.forms import datetime_input_value
 from redteam.core.htmx import wants_fragment
 from redteam.core.pagination import Page, paginate
@@ -56,7 +58,7 @@ CONVERSATION_SORTS: dict[str, tuple[Any, bool]] = {
 CONVERSATION_DEFAULT_SORT = "-started"
 
 #: Query parameters that are not filters: kept across filter changes, never shown as chips.
-_NOT_FILTERS = {"sort", "page", "count"}
+_NOT_FILTERS = {"sort", "page", "count", "format"}
 
 
 # --- small helpers ------------------------------------------------------------------------------
@@ -429,7 +431,10 @@ def attack_list(request: HttpRequest) -> HttpResponse:
     """Attack results, one row each, filtered by the shared ``AttackResultFilter``.
 
     Queries: session and user, the filter panel's options (5), the count and the page.
+    ``?format=csv`` / ``?format=json`` download every matching attack instead (streamed).
     """
+    if "format" in request.GET:
+        return _attack_table(request)
     if _needs_cleanup(request):
         return HttpResponseRedirect(canonical_url(request))
     filterset, page, sort, errors = _run_list(
@@ -465,6 +470,11 @@ def attack_list(request: HttpRequest) -> HttpResponse:
         "chips": active_filters(params, filterset),
         "clear_url": reverse("attack-list") + (f"?sort={sort}" if "sort" in params else ""),
         "attack_list_url": reverse("attack-list"),
+        # Every match, not the page: the filters and the sort order of this view.
+        "downloads": [
+            (fmt.upper(), query_with(params, format=fmt, page=None, count=None))
+            for fmt in TABLE_FORMATS
+        ],
     }
     if page is not None:
         context.update(pagination_context(params, page))
@@ -476,6 +486,37 @@ def attack_list(request: HttpRequest) -> HttpResponse:
         context,
         status=400 if errors else 200,
         count=page.count_display.replace(",", "") if page else None,
+    )
+
+
+def _attack_table(request: HttpRequest) -> HttpResponse:
+    """The whole filtered, sorted attack list as a CSV or JSON download."""
+    fmt = request.GET["format"]
+    if fmt not in TABLE_FORMATS:
+        return HttpResponse(
+            f"format: {fmt!r} is not a download format; use csv or json",
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    params = request.GET.copy()
+    for key, values in request.GET.lists():
+        # A submitted filter form sends its empty fields; they mean "no filter".
+        params.setlist(key, [value for value in values if value != ""])
+    filterset = AttackResultFilter(params, queryset=AttackResult.objects.all(), request=request)
+    if not filterset.is_valid():
+        return HttpResponse(
+            "\n".join(filter_errors(filterset)),
+            status=400,
+            content_type="text/plain; charset=utf-8",
+        )
+    _, order = ordering(ATTACK_SORTS, params.get("sort", ""), ATTACK_DEFAULT_SORT)
+    table = attack_table(
+        queryset=filterset.qs.order_by(*order), fmt=fmt, link=request.build_absolute_uri
+    )
+    return streaming_download(
+        table.chunks,
+        content_type=table.content_type,
+        filename=f"redline-attacks-{file_stamp()}.{table.suffix}",
     )
 
 
@@ -527,6 +568,11 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "chips": active_filters(params, filterset),
         "clear_url": reverse("conversation-list"),
         "attack_list_url": reverse("attack-list"),
+        # Every match, not the page: the filters and the sort order of this view.
+        "downloads": [
+            (fmt.upper(), query_with(params, format=fmt, page=None, count=None))
+            for fmt in TABLE_FORMATS
+        ],
     }
     if page is not None:
         context.update(pagination_context(params, page))

@@ -16,6 +16,11 @@ urlpatterns = [
     path("search/", lists.search, name="search"),
     path("attacks/<uuid:attack_result_id>/", detail.attack_detail, name="attack-detail"),
     path(
+        "attacks/<uuid:attack_result_id>/export.<slug:fmt>",
+        detail.attack_download,
+        name="attack-download",
+    ),
+    path(
         "attacks/<uuid:attack_result_id>/verdicts/",
         verdicts.verdict_record,
         name="attack-verdict",

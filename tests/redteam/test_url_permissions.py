@@ -26,6 +26,7 @@ SAMPLES = {
     "name": "no-such-dataset",
     "table": "by_attack",
     "part": "late",
+    "fmt": "md",
 }
 
 #: Pages anyone signed in may open: they show no memory.

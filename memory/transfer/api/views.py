@@ -16,7 +16,13 @@ from typing import Any
 
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Subquery
 from django.db.models.functions import Coalesce
-from rest_framework import pagination, viewsets
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import pagination, renderers, viewsets
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from memory.models import (
     AttackResult,
@@ -29,6 +35,7 @@ from memory.models import (
     Score,
 )
 from memory.storage import filters
+from memory.storage.attack_table import attack_table
 from memory.storage.selectors import (
     conversation_pieces,
     identifier_dicts_for,
@@ -38,6 +45,7 @@ from memory.storage.selectors import (
 from memory.transfer.api import serializers
 from memory.transfer.api.serializers import piece_context
 from redteam.core.api import UUID_PATTERN
+from redteam.core.downloads import file_stamp, streaming_download
 from redteam.core.pagination import MAX_PAGE_SIZE
 
 #: A piece, score or attack result id in a URL.
@@ -156,8 +164,16 @@ class ScorableContentViewSet(viewsets.ReadOnlyModelViewSet):
     lookup_value_regex = UUID_PATTERN
 
 
+class CSVRenderer(renderers.JSONRenderer):
+    """``?format=csv``: the list streams its own CSV body; errors still come as JSON."""
+
+    media_type = "text/csv"
+    format = "csv"
+
+
 class AttackResultViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
-    """Attack results by ``attack_result_id``, newest first."""
+    """Attack results by ``attack_result_id``, newest first; ``?format=csv`` streams every
+    matching attack as one table instead of a page."""
 
     queryset = AttackResult.objects.select_related("conversation").prefetch_related(
         # Related conversations with their PyRIT ids: one query per page.
@@ -171,10 +187,40 @@ class AttackResultViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
     pagination_class = NewestFirstPagination
     lookup_value_regex = UUID_PATTERN
 
+    renderer_classes = [*api_settings.DEFAULT_RENDERER_CLASSES, CSVRenderer]
+
     def preload(self, rows: list[AttackResult]) -> dict[str, Any]:
         pks = [row.attack_identifier_id for row in rows]
         pks += [row.atomic_attack_identifier_id for row in rows]
         return {"identifiers": identifier_dicts_for(pks=pks)}
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "format",
+                OpenApiTypes.STR,
+                enum=["json", "csv"],
+                description=(
+                    "`csv`: every matching attack (not a page) as a streamed table, one row "
+                    "per attack (docs/api.md)."
+                ),
+            )
+        ],
+        responses={
+            200: serializers.AttackResultSerializer(many=True),
+            (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="The table."),
+        },
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response | StreamingHttpResponse:
+        if request.accepted_renderer.format == "csv":
+            queryset = self.filter_queryset(self.get_queryset()).order_by("-timestamp", "-id")
+            table = attack_table(queryset=queryset, fmt="csv", link=request.build_absolute_uri)
+            return streaming_download(
+                table.chunks,
+                content_type=table.content_type,
+                filename=f"redline-attacks-{file_stamp()}.csv",
+            )
+        return super().list(request, *args, **kwargs)
 
 
 class ComponentIdentifierViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):

@@ -10,7 +10,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404, StreamingHttpResponse
-from django.utils import timezone
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import renderers
@@ -22,6 +21,7 @@ from rest_framework.views import APIView
 
 from memory.transfer.exporters.selection import ExportFilterError, export_filters
 from memory.transfer.exporters.stream import memory_export_stream
+from redteam.core.downloads import file_stamp, streaming_download
 from redteam.permissions import RequiredPermissions, TokenScope
 
 EXPORT_PERMISSIONS = [
@@ -150,10 +150,8 @@ class ExportView(APIView):
             )
         except ExportFilterError as exc:
             return Response({"detail": str(exc)}, status=400)
-        stamp = timezone.now().strftime("%Y%m%dT%H%M%SZ")
-        response = StreamingHttpResponse(stream.chunks, content_type=stream.content_type)
-        response["Content-Disposition"] = (
-            f'attachment; filename="redline-export-{stamp}.{stream.suffix}"'
+        return streaming_download(
+            stream.chunks,
+            content_type=stream.content_type,
+            filename=f"redline-export-{file_stamp()}.{stream.suffix}",
         )
-        response["X-Content-Type-Options"] = "nosniff"
-        return response
