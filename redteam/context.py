@@ -48,6 +48,13 @@ NAVIGATION: tuple[Destination, ...] = (
         prefixes=("/conversations/",),
     ),
     Destination(
+        "scenarios",
+        "Scenarios",
+        "scenario-list",
+        ("memory.view_scenarioresult",),
+        prefixes=("/scenarios/",),
+    ),
+    Destination(
         "seeds",
         "Seeds",
         "admin:seeds_seeddataset_changelist",

@@ -42,12 +42,6 @@ from django.db.models import (
 from django.db.models.functions import Cast, Coalesce, Floor, Least, Substr, TruncDay
 from django.utils import timezone
 
-from memory.dashboards.stats import (
-    HISTOGRAM_BINS,
-    Agreement,
-    OutcomeCounts,
-    agreement,
-)
 from memory.models import (
     AttackLabel,
     AttackResult,
@@ -59,6 +53,12 @@ from memory.models import (
     Score,
 )
 from redteam.core.choices import AttackOutcome, ScoreType
+from redteam.core.stats import (
+    HISTOGRAM_BINS,
+    Agreement,
+    OutcomeCounts,
+    agreement,
+)
 
 Params = tuple[tuple[str, str], ...]
 

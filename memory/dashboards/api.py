@@ -21,9 +21,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from memory.dashboards import aggregates as ag
-from memory.dashboards.stats import OutcomeCounts
 from memory.dashboards.widgets import DashboardRequest, filter_names, repeatable
 from memory.storage.filters import AttackResultFilter
+from redteam.core.stats import OutcomeCounts
 from redteam.permissions import RequiredPermissions, TokenScope
 
 GROUP_BY = tuple(ag.DIMENSIONS)

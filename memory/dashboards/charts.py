@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.dashboards import aggregates as ag
-from memory.dashboards.stats import HISTOGRAM_BINS, OutcomeCounts
 from memory.dashboards.widgets import DashboardRequest
+from redteam.core.stats import HISTOGRAM_BINS, OutcomeCounts
 
 #: Series colours (colour-blind-safe Okabe–Ito order, the Redline red first).
 PALETTE = ["#b3261e", "#0072b2", "#e69f00", "#009e73", "#cc79a7", "#56b4e9", "#d55e00", "#6b7280"]

@@ -14,9 +14,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from memory.dashboards import aggregates as ag
-from memory.dashboards.stats import OutcomeCounts, bin_bounds
 from memory.dashboards.widgets import DashboardRequest
 from redteam.core.downloads import csv_safe
+from redteam.core.stats import OutcomeCounts, bin_bounds
 
 
 @dataclass(frozen=True)

@@ -385,7 +385,7 @@ def _run_list(
     return filterset, page, sort, []
 
 
-def _needs_cleanup(request: HttpRequest) -> bool:
+def needs_cleanup(request: HttpRequest) -> bool:
     """The query string carries empty values (a submitted GET form): redirect to the short URL."""
     return not wants_fragment(request) and any(
         value == "" for _, values in request.GET.lists() for value in values
@@ -435,7 +435,7 @@ def attack_list(request: HttpRequest) -> HttpResponse:
     """
     if "format" in request.GET:
         return _attack_table(request)
-    if _needs_cleanup(request):
+    if needs_cleanup(request):
         return HttpResponseRedirect(canonical_url(request))
     filterset, page, sort, errors = _run_list(
         request,
@@ -539,7 +539,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     Queries: session and user, the filter panel's options (3), the count, the page and its
     summaries (3: message counts, first messages, attack links).
     """
-    if _needs_cleanup(request):
+    if needs_cleanup(request):
         return HttpResponseRedirect(canonical_url(request))
     filterset, page, sort, errors = _run_list(
         request,

@@ -7,13 +7,15 @@ printed by PyRIT opens the right page.
 
 from django.urls import path
 
-from memory.review import detail, home, lists, preferences, verdicts
+from memory.review import detail, home, lists, preferences, scenarios, verdicts
 
 urlpatterns = [
     path("", home.home, name="home"),
     path("attacks/", lists.attack_list, name="attack-list"),
     path("conversations/", lists.conversation_list, name="conversation-list"),
     path("search/", lists.search, name="search"),
+    path("scenarios/", scenarios.scenario_list, name="scenario-list"),
+    path("scenarios/<uuid:scenario_id>/", scenarios.scenario_detail, name="scenario-detail"),
     path("attacks/<uuid:attack_result_id>/", detail.attack_detail, name="attack-detail"),
     path(
         "attacks/<uuid:attack_result_id>/export.<slug:fmt>",

@@ -24,6 +24,7 @@ from memory.models import (
     MessagePiece,
     PieceConverter,
     RelatedConversation,
+    ScenarioResult,
     Score,
 )
 from redteam.core.choices import (
@@ -32,6 +33,7 @@ from redteam.core.choices import (
     ConversationType,
     PromptDataType,
     PromptResponseError,
+    ScenarioRunState,
     ScoreStatus,
     ScoreType,
 )
@@ -290,7 +292,8 @@ class AttackResultFilter(django_filters.FilterSet):
     attack or the atomic-attack identifier; ``scorer_*`` is the scorer of the last score;
     ``converter_class`` matches any converter in the chain of any piece of the main
     conversation; ``dataset`` is a seed dataset holding a seed whose content hash equals the
-    objective's. ``q``: the objective.
+    objective's. ``scenario`` is the owning scenario result's id, ``atomic_attack`` the
+    collection PyRIT filed the result under in it. ``q``: the objective.
     """
 
     conversation_id = django_filters.CharFilter(field_name="conversation__conversation_id")
@@ -319,6 +322,8 @@ class AttackResultFilter(django_filters.FilterSet):
     eval_hash = HashFilter(method="filter_eval_hash")
     timestamp_after = IsoDateTimeFilter(field_name="timestamp", lookup_expr="gte")
     timestamp_before = IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
+    scenario = django_filters.UUIDFilter(field_name="attribution_parent")
+    atomic_attack = django_filters.CharFilter(field_name="attribution_data__parent_collection")
     q = django_filters.CharFilter(method="filter_q")
 
     class Meta:
@@ -396,3 +401,26 @@ class ComponentIdentifierFilter(django_filters.FilterSet):
 
     def filter_q(self, qs: QuerySet, name: str, value: str) -> QuerySet:
         return text_search(qs, ("class_name", "class_module"), value)
+
+
+class ScenarioResultFilter(django_filters.FilterSet):
+    """Scenario runs: ``state`` (repeatable), ``scenario`` (its name), ``target_model``,
+    ``created_after`` / ``created_before``, ``q`` (name or description)."""
+
+    state = django_filters.MultipleChoiceFilter(
+        field_name="scenario_run_state", choices=ScenarioRunState.choices
+    )
+    scenario = django_filters.CharFilter(field_name="scenario_name")
+    target_model = ModelNameFilter(field_name="objective_target_identifier")
+    created_after = IsoDateTimeFilter(field_name="creation_time", lookup_expr="gte")
+    created_before = IsoDateTimeFilter(field_name="creation_time", lookup_expr="lte")
+    q = django_filters.CharFilter(method="filter_q")
+
+    class Meta:
+        model = ScenarioResult
+        fields: list[str] = []
+
+    def filter_q(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        return qs.filter(
+            Q(scenario_name__icontains=value) | Q(scenario_description__icontains=value)
+        )

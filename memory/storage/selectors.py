@@ -7,8 +7,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, Prefetch, Q, QuerySet, Subquery, Value
-from django.db.models.functions import Substr
+from django.db.models import (
+    Count,
+    Exists,
+    OuterRef,
+    Prefetch,
+    Q,
+    QuerySet,
+    Subquery,
+    TextField,
+    Value,
+)
+from django.db.models.fields.json import KT
+from django.db.models.functions import Coalesce, Substr
 
 from memory.models import (
     AttackResult,
@@ -24,6 +35,7 @@ from memory.models import (
 )
 from redteam.core import identifiers as ids
 from redteam.core.choices import ChatMessageRole
+from redteam.core.stats import OutcomeCounts
 from redteam.core.uuids import parse_uuid
 
 
@@ -256,6 +268,44 @@ def _used_harm_categories(through: type) -> list[str]:
         .order_by("name")
         .values_list("name", flat=True)
     )
+
+
+def scenario_outcomes(*, scenario_ids: Iterable[uuid.UUID]) -> dict[uuid.UUID, OutcomeCounts]:
+    """Outcome counts of each scenario's attack results (human verdict first, as lists show
+    them): one grouped query. Scenarios without attack results are left out."""
+    rows = (
+        AttackResult.objects.filter(attribution_parent__in=list(scenario_ids))
+        .values("attribution_parent")
+        .annotate(effective=Coalesce("human_outcome", "outcome"), n=Count("pk"))
+        .values_list("attribution_parent", "effective", "n")
+        .order_by()
+    )
+    counts: dict[uuid.UUID, OutcomeCounts] = {}
+    for scenario_id, outcome, n in rows:
+        counts[scenario_id] = counts.get(scenario_id, OutcomeCounts()).with_outcome(outcome, n)
+    return counts
+
+
+def scenario_collection_outcomes(*, scenario_id: uuid.UUID) -> dict[str, OutcomeCounts]:
+    """Outcome counts per atomic attack of a scenario: PyRIT files each attack result under
+    its collection (``attribution_data.parent_collection``); "" holds those without one."""
+    rows = (
+        AttackResult.objects.filter(attribution_parent=scenario_id)
+        .annotate(
+            collection=Coalesce(
+                KT("attribution_data__parent_collection"), Value(""), output_field=TextField()
+            ),
+            effective=Coalesce("human_outcome", "outcome"),
+        )
+        .values("collection", "effective")
+        .annotate(n=Count("pk"))
+        .values_list("collection", "effective", "n")
+        .order_by()
+    )
+    counts: dict[str, OutcomeCounts] = {}
+    for collection, outcome, n in rows:
+        counts[collection] = counts.get(collection, OutcomeCounts()).with_outcome(outcome, n)
+    return counts
 
 
 def conversations_without_attack() -> QuerySet[Conversation]:

@@ -16,7 +16,7 @@ from urllib.parse import urlencode
 import pytest
 
 from memory.dashboards import aggregates as ag
-from memory.dashboards.stats import OutcomeCounts, histogram_bin, wilson_interval
+from redteam.core.stats import OutcomeCounts, histogram_bin, wilson_interval
 from tests.dashboards.conftest import dash, filtered_ids
 
 OUTCOMES = ("success", "failure", "undetermined", "error")

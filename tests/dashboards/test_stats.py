@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from memory.dashboards.stats import (
+from redteam.core.stats import (
     Z_95,
     OutcomeCounts,
     agreement,

@@ -27,6 +27,7 @@ SAMPLES = {
     "table": "by_attack",
     "part": "late",
     "fmt": "md",
+    "scenario_id": uuid.UUID(int=5),
 }
 
 #: Pages anyone signed in may open: they show no memory.

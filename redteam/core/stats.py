@@ -1,4 +1,4 @@
-"""The statistics behind the dashboards: pure math, no Django.
+"""Attack statistics shared by the dashboards and the scenario pages: pure math, no Django.
 
 Attack success rate is PyRIT's: successes / (successes + failures). Undetermined and errored
 attacks are counted and shown beside it, never folded into either side. Each rate carries a
@@ -223,3 +223,20 @@ def histogram_bin(value: float) -> int:
 def bin_bounds(index: int) -> tuple[float, float]:
     """Lower and upper edge of histogram bin ``index``."""
     return index / HISTOGRAM_BINS, (index + 1) / HISTOGRAM_BINS
+
+
+def percent_text(value: float | None) -> str:
+    """A rate as a percentage with one decimal ("41.2 %"), or an en dash for no rate."""
+    return "–" if value is None else f"{value * 100:.1f} %"
+
+
+def rate_text(counts: OutcomeCounts) -> dict[str, str]:
+    """A success rate for people: the rate, its 95 % interval, and how many decided it."""
+    if not counts.n:
+        return {"rate": "–", "interval": "", "basis": "no decided attack"}
+    low, high = counts.ci  # type: ignore[misc]  # n > 0: an interval exists
+    return {
+        "rate": percent_text(counts.asr),
+        "interval": f"{percent_text(low)} – {percent_text(high)}",
+        "basis": f"{counts.successes} of {counts.n} decided",
+    }
