@@ -30,8 +30,14 @@ from memory.models import AttackResult, Conversation
 from memory.storage import selectors
 from memory.storage.attack_table import TABLE_FORMATS, attack_table
 from memory.storage.filters import AttackResultFilter, ConversationFilter
+from memory.storage.human_labels import (
+    HumanLabelError,
+    harm_labels,
+    human_labels_csv,
+    objective_labels,
+)
 from redteam.core.choices import AttackOutcome, ConversationType
-from redteam.core.downloads import file_stamp, streaming_download
+from redteam.core.downloads import as_attachment, file_stamp, streaming_download
 from redteam.core.forms import datetime_input_value
 from redteam.core.htmx import wants_fragment
 from redteam.core.pagination import Page, paginate
@@ -59,6 +65,8 @@ CONVERSATION_DEFAULT_SORT = "-started"
 
 #: Query parameters that are not filters: kept across filter changes, never shown as chips.
 _NOT_FILTERS = {"sort", "page", "count", "format"}
+#: The attack list's download format besides the tables: PyRIT's human-label CSV.
+HUMAN_LABELS = "human-labels"
 
 
 # --- small helpers ------------------------------------------------------------------------------
@@ -472,8 +480,14 @@ def attack_list(request: HttpRequest) -> HttpResponse:
         "attack_list_url": reverse("attack-list"),
         # Every match, not the page: the filters and the sort order of this view.
         "downloads": [
-            (fmt.upper(), query_with(params, format=fmt, page=None, count=None))
-            for fmt in TABLE_FORMATS
+            *(
+                (fmt.upper(), query_with(params, format=fmt, page=None, count=None))
+                for fmt in TABLE_FORMATS
+            ),
+            (
+                "PyRIT human labels",
+                query_with(params, format=HUMAN_LABELS, page=None, count=None),
+            ),
         ],
     }
     if page is not None:
@@ -489,14 +503,17 @@ def attack_list(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _plain_400(message: str) -> HttpResponse:
+    return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
+
+
 def _attack_table(request: HttpRequest) -> HttpResponse:
-    """The whole filtered, sorted attack list as a CSV or JSON download."""
+    """The whole filtered, sorted attack list as a CSV or JSON download, or its reviewers'
+    verdicts as a PyRIT ``HumanLabeledDataset`` CSV (``format=human-labels``)."""
     fmt = request.GET["format"]
-    if fmt not in TABLE_FORMATS:
-        return HttpResponse(
-            f"format: {fmt!r} is not a download format; use csv or json",
-            status=400,
-            content_type="text/plain; charset=utf-8",
+    if fmt not in TABLE_FORMATS and fmt != HUMAN_LABELS:
+        return _plain_400(
+            f"format: {fmt!r} is not a download format; use csv, json or {HUMAN_LABELS}"
         )
     params = request.GET.copy()
     for key, values in request.GET.lists():
@@ -504,11 +521,9 @@ def _attack_table(request: HttpRequest) -> HttpResponse:
         params.setlist(key, [value for value in values if value != ""])
     filterset = AttackResultFilter(params, queryset=AttackResult.objects.all(), request=request)
     if not filterset.is_valid():
-        return HttpResponse(
-            "\n".join(filter_errors(filterset)),
-            status=400,
-            content_type="text/plain; charset=utf-8",
-        )
+        return _plain_400("\n".join(filter_errors(filterset)))
+    if fmt == HUMAN_LABELS:
+        return _human_labels(params, filterset.qs)
     _, order = ordering(ATTACK_SORTS, params.get("sort", ""), ATTACK_DEFAULT_SORT)
     table = attack_table(
         queryset=filterset.qs.order_by(*order), fmt=fmt, link=request.build_absolute_uri
@@ -518,6 +533,42 @@ def _attack_table(request: HttpRequest) -> HttpResponse:
         content_type=table.content_type,
         filename=f"redline-attacks-{file_stamp()}.{table.suffix}",
     )
+
+
+def _human_labels(params: QueryDict, attacks: QuerySet[AttackResult]) -> HttpResponse:
+    """The reviewed attacks among ``attacks`` as a PyRIT human-label file: ``kind`` objective
+    (default) or harm (with ``harm``), ``raters``, ``dataset_version`` (default 1.0),
+    ``harm_definition``, ``harm_definition_version``."""
+    kind = params.get("kind", "objective")
+    try:
+        raters = int(params.get("raters", "1"))
+    except ValueError:
+        return _plain_400(f"raters: {params.get('raters')!r} is not a whole number")
+    try:
+        if kind == "objective":
+            labels = objective_labels(attacks=attacks, raters=raters)
+        elif kind == "harm":
+            labels = harm_labels(
+                attacks=attacks, harm_category=params.get("harm", ""), raters=raters
+            )
+        else:
+            return _plain_400(f"kind: {kind!r} is not objective or harm")
+        lines = list(
+            human_labels_csv(
+                labels,
+                dataset_version=params.get("dataset_version", "1.0"),
+                harm_definition=params.get("harm_definition", ""),
+                harm_definition_version=params.get("harm_definition_version", ""),
+            )
+        )
+    except HumanLabelError as exc:
+        return _plain_400(str(exc))
+    response = HttpResponse("".join(lines), content_type="text/csv; charset=utf-8")
+    response["X-Redline-Rows"] = str(len(labels.rows))
+    response["X-Redline-Skipped"] = (
+        f"fewer-raters={labels.skipped_raters}; not-text={labels.skipped_media}"
+    )
+    return as_attachment(response, f"redline-human-labels-{kind}-{file_stamp()}.csv")
 
 
 # --- conversation list --------------------------------------------------------------------------
@@ -570,8 +621,14 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
         "attack_list_url": reverse("attack-list"),
         # Every match, not the page: the filters and the sort order of this view.
         "downloads": [
-            (fmt.upper(), query_with(params, format=fmt, page=None, count=None))
-            for fmt in TABLE_FORMATS
+            *(
+                (fmt.upper(), query_with(params, format=fmt, page=None, count=None))
+                for fmt in TABLE_FORMATS
+            ),
+            (
+                "PyRIT human labels",
+                query_with(params, format=HUMAN_LABELS, page=None, count=None),
+            ),
         ],
     }
     if page is not None:
