@@ -233,7 +233,19 @@ def conversation_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
     return _reader(schema, "Conversations", known)
 
 
+#: The scorer of a score whose row names none. PyRIT 0.10's ``PlagiarismScorer`` builds its
+#: scores without ``scorer_class_identifier``, so the column holds ``{}``; Redline keeps one
+#: scorer per score, and a placeholder that says "unknown" loses less than refusing the score.
+UNKNOWN_SCORER = ComponentIdentifier.from_dict(
+    {"class_name": "UnknownScorer", "class_module": "unknown"}
+)
+
+
 def _score_finish(data: dict[str, Any]) -> dict[str, Any]:
+    if "scorer_class_identifier" in data and data["scorer_class_identifier"] is None:
+        data["scorer_class_identifier"] = UNKNOWN_SCORER
+        # kept in the score's extra, so the placeholder is never mistaken for a recorded scorer
+        data["scorer_class_identifier_missing"] = True
     metadata = data.get("score_metadata")
     if metadata is not None and not isinstance(metadata, dict):
         # 0.9 kept free text here; PyRIT's current shape wants an object: keep the text aside

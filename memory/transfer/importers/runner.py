@@ -243,6 +243,7 @@ class Importer:
         for name in self.media.too_large:
             self.tally.warnings.add("media file over the size limit, not imported", name)
         self._build_conversation_tags()
+        self._build_scenario_owners()
         self.db.execute("CREATE TABLE seen_conv (conversation_id TEXT PRIMARY KEY) WITHOUT ROWID")
         if self.schema.has("Conversations"):
             self.conversations = conversation_reader(self.schema, self.ids)
@@ -279,6 +280,29 @@ class Importer:
                 f"AND json_type(a.{column}) = 'array' THEN a.{column} ELSE '[]' END) j "
                 f"WHERE ({wanted}) AND j.type = 'text' ORDER BY a.rowid"
             )
+
+    def _build_scenario_owners(self) -> None:
+        """Contract §11.5: before alembic ``9c8b7a6d5e4f`` an attack result named no scenario;
+        the scenario listed its attacks in ``attack_results_json``, ``{atomic attack name:
+        [conversation ids]}``. PyRIT's own upgrade turns that manifest into each attack
+        result's ``attribution_parent_id`` and ``attribution_data.parent_collection``, the
+        first scenario naming a conversation winning; the import does the same, so a
+        scenario owns its attack results whichever version wrote the file."""
+        self.db.execute(
+            "CREATE TABLE scenario_owner "
+            "(conversation_id TEXT PRIMARY KEY, scenario_id TEXT, collection TEXT)"
+        )
+        if not self.schema.has("ScenarioResultEntries", "attack_results_json"):
+            return
+        manifest = "s.attack_results_json"
+        self.db.execute(
+            "INSERT OR IGNORE INTO scenario_owner SELECT v.value, s.id, c.key "
+            "FROM src.ScenarioResultEntries s, "
+            f"json_each(CASE WHEN json_valid({manifest}) AND json_type({manifest}) = 'object' "
+            f"THEN {manifest} ELSE '{{}}' END) c, "
+            "json_each(CASE WHEN c.type = 'array' THEN c.value ELSE '[]' END) v "
+            "WHERE v.type = 'text' ORDER BY s.rowid, c.id, v.id"
+        )
 
     def _import_all(self) -> None:
         """Reading and normalising (a thread) overlap writing (this thread): while a chunk
@@ -508,6 +532,7 @@ class Importer:
     def _attacks(self, rows: list[dict[str, Any]]) -> None:
         """References that the file itself cannot satisfy are dropped with a warning, so the
         attack result is kept (the ingestion service refuses a dangling last response)."""
+        self._attribute_to_scenarios(rows)
         checks = (
             ("last_response", "PromptMemoryEntries", "piece"),
             ("last_score", "ScoreEntries", "score"),
@@ -534,6 +559,28 @@ class Importer:
                     )
                     row[key] = None
         self._ingest({"attack_results": rows})
+
+    def _attribute_to_scenarios(self, rows: list[dict[str, Any]]) -> None:
+        """An attack result that names no scenario belongs to the one whose manifest lists its
+        conversation (see :meth:`_build_scenario_owners`)."""
+        unowned = [row for row in rows if row.get("attribution_parent_id") is None]
+        if not unowned:
+            return
+        owners = {
+            cid: (scenario_id, collection)
+            for cid, scenario_id, collection in self._lookup(
+                "SELECT conversation_id, scenario_id, collection FROM scenario_owner "
+                "WHERE conversation_id IN ({})",
+                {row.get("conversation_id") for row in unowned},
+            )
+        }
+        for row in unowned:
+            owner = owners.get(row.get("conversation_id"))
+            if owner is None:
+                continue
+            row["attribution_parent_id"], collection = owner
+            if row.get("attribution_data") is None:
+                row["attribution_data"] = {"parent_collection": collection}
 
     def _seeds(self, rows: list[dict[str, Any]]) -> None:
         groups: dict[str, list[dict[str, Any]]] = {}
