@@ -1044,7 +1044,6 @@ class PyritRecordAdmin(LookupAdmin):
     observations; tables of newer PyRIT versions), verbatim and read-only."""
 
     list_display = ("table", "pk_text", "alembic_revision", "pyrit_version", "updated_at")
-    list_filter = ("table",)
     ordering = ("table", "pk_text")
     sortable_by = ("table",)
     list_defer = ("row",)
