@@ -40,6 +40,7 @@ from memory.models import (
     Message,
     MessagePiece,
     PieceConverter,
+    PyritRecord,
     RelatedConversation,
     ScenarioResult,
     ScorableContent,
@@ -1035,3 +1036,16 @@ class ImportJobAdmin(LookupAdmin):
     sortable_by = ("created_at",)
     search_fields = ("source_name__icontains",)
     search_help_text = "Part of the uploaded file's name."
+
+
+@admin.register(PyritRecord)
+class PyritRecordAdmin(LookupAdmin):
+    """PyRIT rows Redline has no model for yet (1.2 operations, findings, evidence,
+    observations; tables of newer PyRIT versions), verbatim and read-only."""
+
+    list_display = ("table", "pk_text", "alembic_revision", "pyrit_version", "updated_at")
+    ordering = ("table", "pk_text")
+    sortable_by = ("table",)
+    list_defer = ("row",)
+    search_fields = ("table__iexact", "pk_text__exact")
+    search_help_text = "A PyRIT table name (FindingEntries) or a row's exact primary key."

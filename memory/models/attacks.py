@@ -58,8 +58,19 @@ class AttackResult(models.Model):
     last_response = models.ForeignKey(
         MessagePiece, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
     )
+    # The automated score (PyRIT ≤ 1.1 ``last_score``, 1.2 ``automated_score_id``).
     last_score = models.ForeignKey(
         Score, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+    )
+    # PyRIT 1.2's human score of the result (``human_score_id``), kept apart from the automated
+    # one. Not Redline's own verdicts (``HumanVerdict``), which ingestion never writes.
+    human_score = models.ForeignKey(
+        Score,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        db_index=False,  # partial index in Meta: few results carry one
     )
     executed_turns = models.PositiveIntegerField(default=0)
     execution_time_ms = models.PositiveBigIntegerField(default=0)
@@ -94,6 +105,9 @@ class AttackResult(models.Model):
         related_name="attack_results",
     )
     attribution_data = nul.JSONField(null=True, blank=True)
+    # PyRIT 1.2 attribution columns (before 1.2, the ``operator`` / ``operation`` labels).
+    operator = nul.CharField(max_length=128, null=True, blank=True)
+    operation = nul.CharField(max_length=128, null=True, blank=True)
     pyrit_version = nul.CharField(max_length=32, blank=True, default="")
     extra = nul.JSONField(default=dict, blank=True)
     # The newest human verdict (see ``HumanVerdict``), mirrored here for lists and dashboards;
@@ -152,6 +166,13 @@ class AttackResult(models.Model):
             # Label and harm-category breakdowns: link tables reach attacks by id.
             UniqueIndex(
                 fields=["id", "outcome", "human_outcome"], name="memory_attack_id_dash_idx"
+            ),
+            # Deleting a score clears the human score of the results naming it (SET_NULL):
+            # found here; partial, since few results carry one.
+            models.Index(
+                fields=["human_score"],
+                name="memory_attack_human_score_idx",
+                condition=models.Q(human_score__isnull=False),
             ),
             # Seed-dataset breakdown and the dataset filter: attacks by objective hash.
             models.Index(

@@ -106,7 +106,12 @@ class Score(models.Model):
         db_index=False,  # memory_score_conv_dash_idx starts with it
     )
     timestamp = models.DateTimeField()
+    # The objective the score was judged against: PyRIT ≤ 1.1's ``objective`` column, and from
+    # 1.2 on the ``objective`` of ``scored_expectation`` (PyRIT's read-only view of it).
     objective = nul.TextField(null=True, blank=True)
+    # PyRIT 1.2's whole versioned expectation (objective plus typed conditions), verbatim;
+    # null for older scores, which carried only the objective.
+    scored_expectation = nul.JSONField(null=True, blank=True)
     status = nul.CharField(max_length=16, choices=ScoreStatus.choices, default=ScoreStatus.COMPLETE)
     scorable = nul.JSONField(null=True, blank=True)
     scorable_content = models.ForeignKey(

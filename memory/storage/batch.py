@@ -28,6 +28,7 @@ _ID_KEYS = {
     "conversation": ("conversation_id",),
     "seed_group": ("id", "prompt_group_id"),
     "seed_dataset": ("dataset_name",),
+    "pyrit_record": ("pk",),
 }
 
 
@@ -103,6 +104,17 @@ class ScorableContentSpec:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass(kw_only=True)
+class PyritRecordSpec:
+    """One row of a PyRIT table Redline does not model, kept verbatim (``PyritRecord``)."""
+
+    table: str
+    pk: str
+    row: dict[str, Any]
+    pyrit_version: str = ""
+    alembic_revision: str = ""
+
+
 @dataclass(frozen=True)
 class ItemRef:
     """One item of the payload: its kind, where it is, and the id the client gave it."""
@@ -116,13 +128,14 @@ class ItemRef:
 class NormalizedBatch:
     """Everything found in one payload.
 
-    ``pieces`` in source order; ``messages`` groups them by (conversation_id, sequence) in
-    order of first appearance; ``scores`` holds top-level, embedded and ``last_score`` scores
-    deduplicated by id (first occurrence wins; a differing duplicate is a problem); attack
-    results likewise, including those embedded in scenario results. ``seeds`` holds every seed
-    (top-level and inside groups) once; ``seed_groups`` the groups as given. ``items`` lists
-    every item with its path and client id, for per-item reports. ``meta`` holds export-level
-    keys (``export_format``, ``pyrit_version``, ``note``) and any unknown top-level key.
+        ``pieces`` in source order; ``messages`` groups them by (conversation_id, sequence) in
+        order of first appearance; ``scores`` holds top-level, embedded and ``last_score`` scores
+        deduplicated by id (first occurrence wins; a differing duplicate is a problem); attack
+        results likewise, including those embedded in scenario results. ``seeds`` holds every seed
+        (top-level and inside groups) once; ``seed_groups`` the groups as given; ``pyrit_records``
+    the verbatim rows of PyRIT tables Redline does not model. ``items`` lists
+        every item with its path and client id, for per-item reports. ``meta`` holds export-level
+        keys (``export_format``, ``pyrit_version``, ``note``) and any unknown top-level key.
     """
 
     pieces: list[NormalizedPiece] = field(default_factory=list)
@@ -135,6 +148,7 @@ class NormalizedBatch:
     seed_datasets: list[SeedDatasetSpec] = field(default_factory=list)
     scenario_results: list[ScenarioResultSpec] = field(default_factory=list)
     scorable_contents: list[ScorableContentSpec] = field(default_factory=list)
+    pyrit_records: list[PyritRecordSpec] = field(default_factory=list)
     items: dict[str, ItemRef] = field(default_factory=dict)
     meta: dict[str, Any] = field(default_factory=dict)
     _paths: dict[int, str] = field(default_factory=dict, repr=False)

@@ -14,6 +14,7 @@ from memory.models import (
     HarmCategory,
     Label,
     MessagePiece,
+    PyritRecord,
     ScenarioResult,
     ScorableContent,
     Score,
@@ -110,4 +111,8 @@ def batch_problems(batch: NormalizedBatch) -> list[Problem]:
             "objective_scorer_identifier",
         ):
             add(identifier_problems(getattr(scenario, name), f"{path}.{name}"))
+    for record in batch.pyrit_records:
+        path = batch.path_of(record)
+        add(value_problems(record.pk, PyritRecord, "pk_text", f"{path}.pk"))
+        add(spec_problems(record, PyritRecord, path))
     return problems

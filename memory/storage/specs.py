@@ -68,6 +68,8 @@ class ScoreSpec:
     score_metadata: dict[str, Any] = field(default_factory=dict)
     timestamp: datetime | None = None
     objective: str | None = None
+    #: PyRIT 1.2: the whole expectation the score was judged against, as PyRIT gave it.
+    scored_expectation: dict[str, Any] | None = None
     status: str = ScoreStatus.COMPLETE
     scorable: dict[str, Any] | None = None
     pyrit_version: str = ""
@@ -94,7 +96,10 @@ class AttackResultSpec:
     atomic_attack_identifier: ComponentIdentifier | None = None
     objective_sha256: str | None = None
     last_response_id: uuid.UUID | None = None
+    #: The automated score (PyRIT 1.2 ``automated_score``).
     last_score_id: uuid.UUID | None = None
+    #: PyRIT 1.2's human score of the result.
+    human_score_id: uuid.UUID | None = None
     executed_turns: int = 0
     execution_time_ms: int = 0
     outcome: str = AttackOutcome.UNDETERMINED
@@ -114,6 +119,9 @@ class AttackResultSpec:
     total_retries: int = 0
     attribution_parent_id: uuid.UUID | None = None
     attribution_data: dict[str, Any] | None = None
+    #: PyRIT 1.2 attribution (``operator`` / ``operation`` labels before 1.2).
+    operator: str | None = None
+    operation: str | None = None
     pyrit_version: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 

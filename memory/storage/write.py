@@ -8,7 +8,8 @@ bulk statements, so the number of queries does not grow with the batch.
 Rules (issue 3, contract §3, §6, §7): pieces and scores are immutable (the same id with other
 content is a conflict); attack results, conversations, scenario results and seeds are
 upserted (the later version replaces the stored one); references must resolve within the
-batch or the database (an attack's last response / last score / owning scenario).
+batch or the database (an attack's last response / last score / owning scenario). Rows of
+PyRIT tables Redline does not model are upserted verbatim by (table, primary key).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from memory.models import (
     Message,
     MessagePiece,
     PieceConverter,
+    PyritRecord,
     RelatedConversation,
     ScenarioResult,
     ScorableContent,
@@ -68,6 +70,7 @@ KINDS = (
     "seed_groups",
     "seed_datasets",
     "scorable_contents",
+    "pyrit_records",
 )
 _KIND_OF_ITEM = {
     "conversation": "conversations",
@@ -79,6 +82,7 @@ _KIND_OF_ITEM = {
     "seed_group": "seed_groups",
     "seed_dataset": "seed_datasets",
     "scorable_content": "scorable_contents",
+    "pyrit_record": "pyrit_records",
 }
 CREATED, UPDATED, UNCHANGED, ERROR = "created", "updated", "unchanged", "error"
 
@@ -266,6 +270,7 @@ def _without(batch: NormalizedBatch, failed: set[str]) -> NormalizedBatch:
         seed_groups=groups,
         scenario_results=[s for s in batch.scenario_results if keep(s)],
         scorable_contents=[c for c in batch.scorable_contents if keep(c)],
+        pyrit_records=[r for r in batch.pyrit_records if keep(r)],
         items=batch.items,
         meta=batch.meta,
         _paths=batch._paths,
@@ -331,6 +336,7 @@ class _Plan:
         self._check_scores()
         self._check_scenarios()
         self._check_attacks()
+        self._check_records()
         self.seeds = SeedPlan(
             seeds=batch.seeds,
             groups=batch.seed_groups,
@@ -465,6 +471,7 @@ class _Plan:
             "objective",
             "scorer_class_identifier__hash",
             "timestamp",
+            "scored_expectation",
         )
         stored_ids = existing_values(Score, "id", [s.id for s in scores])
         stored = (
@@ -490,6 +497,7 @@ class _Plan:
                     ("objective", spec.objective, row[8]),
                     ("scorer_class_identifier", spec.scorer_class_identifier.hash, row[9]),
                     ("timestamp", spec.timestamp or row[10], row[10]),
+                    ("scored_expectation", spec.scored_expectation, row[11]),
                 )
                 if ours != theirs
             ]
@@ -524,7 +532,9 @@ class _Plan:
         batch_scores = {s.id for s in batch.scores}
         batch_scenarios = {s.id for s in batch.scenario_results}
         wanted_pieces = {a.last_response_id for a in attacks} - batch_pieces - {None}
-        wanted_scores = {a.last_score_id for a in attacks} - batch_scores - {None}
+        wanted_scores = {
+            score for a in attacks for score in (a.last_score_id, a.human_score_id)
+        } - (batch_scores | {None})
         wanted_scenarios = {a.attribution_parent_id for a in attacks} - batch_scenarios - {None}
         known_pieces = existing_values(MessagePiece, "id", wanted_pieces)
         known_scores = existing_values(Score, "id", wanted_scores)
@@ -537,12 +547,15 @@ class _Plan:
             for key, value, known in (
                 ("last_response", spec.last_response_id, known_pieces),
                 ("last_score", spec.last_score_id, known_scores),
+                ("human_score", spec.human_score_id, known_scores),
                 ("attribution_parent_id", spec.attribution_parent_id, known_scenarios),
             ):
                 if value is not None and value not in known:
-                    what = {"last_response": "piece", "last_score": "score"}.get(
-                        key, "scenario result"
-                    )
+                    what = {
+                        "last_response": "piece",
+                        "last_score": "score",
+                        "human_score": "score",
+                    }.get(key, "scenario result")
                     self.problems.append(
                         Problem(
                             f"{path}.{key}",
@@ -567,6 +580,31 @@ class _Plan:
                 ).values_list("attack_result_id", "conversation__conversation_id")
             )
 
+    def _check_records(self) -> None:
+        """The stored verbatim rows the batch names, by (table, primary key); a row sent twice
+        in one batch is a problem (which of the two is PyRIT's?)."""
+        records = self.batch.pyrit_records
+        self.records_existing: dict[tuple[str, str], PyritRecord] = {}
+        if not records:
+            return
+        seen: dict[tuple[str, str], str] = {}
+        for spec in records:
+            key = (spec.table, spec.pk)
+            path = self.batch.path_of(spec)
+            if key in seen:
+                self.problems.append(
+                    Problem(path, f"{spec.table} row {spec.pk} appears twice (also at {seen[key]})")
+                )
+            seen[key] = path
+        tables = {spec.table for spec in records}
+        pks = {spec.pk for spec in records}
+        # (table, pk) pairs of one batch share few tables: one query over both columns
+        self.records_existing = {
+            (r.table, r.pk_text): r
+            for r in PyritRecord.objects.filter(table__in=tables, pk_text__in=pks)
+            if (r.table, r.pk_text) in seen
+        }
+
     # --- writes -------------------------------------------------------------------------------
 
     def write(self) -> None:
@@ -578,6 +616,7 @@ class _Plan:
         self._write_scorable_contents()
         self._write_scores()
         self._write_attacks()
+        self._write_records()
         self._write_tags()
         self.seeds.write()
         # the seed plan decides created / updated / unchanged only while writing
@@ -611,7 +650,7 @@ class _Plan:
             # §9.2: the attack's labels also tag its conversations
             related = [r.conversation_id for r in spec.related_conversations]
             for cid in [spec.conversation_id, *related]:
-                tag(cid, spec.labels, spec.targeted_harm_categories)
+                tag(cid, _indexed_labels(spec), spec.targeted_harm_categories)
 
     def _identifiers(self) -> Iterable[ids.ComponentIdentifier | None]:
         batch = self.batch
@@ -955,6 +994,7 @@ class _Plan:
                     conversation_id=homes.get(spec.message_piece_id),
                     timestamp=spec.timestamp or _now(),
                     objective=spec.objective,
+                    scored_expectation=spec.scored_expectation,
                     status=spec.status,
                     scorable=spec.scorable,
                     scorable_content_id=content_id
@@ -989,6 +1029,7 @@ class _Plan:
         "atomic_attack_identifier",
         "last_response_id",
         "last_score_id",
+        "human_score_id",
         "executed_turns",
         "execution_time_ms",
         "outcome",
@@ -1005,6 +1046,8 @@ class _Plan:
         "total_retries",
         "attribution_parent_id",
         "attribution_data",
+        "operator",
+        "operation",
         "pyrit_version",
         "extra",
     )
@@ -1049,6 +1092,7 @@ class _Plan:
             "atomic_attack_identifier": self._row(spec.atomic_attack_identifier),
             "last_response_id": spec.last_response_id,
             "last_score_id": spec.last_score_id,
+            "human_score_id": spec.human_score_id,
             "executed_turns": spec.executed_turns,
             "execution_time_ms": spec.execution_time_ms,
             "outcome": spec.outcome,
@@ -1064,6 +1108,8 @@ class _Plan:
             "total_retries": spec.total_retries,
             "attribution_parent_id": spec.attribution_parent_id,
             "attribution_data": spec.attribution_data,
+            "operator": spec.operator,
+            "operation": spec.operation,
             "pyrit_version": spec.pyrit_version,
             "extra": spec.extra,
         }
@@ -1080,11 +1126,16 @@ class _Plan:
             if existing is None:
                 creates.append(AttackResult(id=spec.id, **values))
                 self.status[path] = CREATED
-                self.attack_tags[spec.id] = (spec.labels, spec.targeted_harm_categories, False)
+                self.attack_tags[spec.id] = (
+                    _indexed_labels(spec),
+                    spec.targeted_harm_categories,
+                    False,
+                )
             elif _changed(existing, values):
                 before.append(copy.copy(existing))
                 relabel = (
                     existing.labels != spec.labels
+                    or (existing.operator, existing.operation) != (spec.operator, spec.operation)
                     or existing.targeted_harm_categories != spec.targeted_harm_categories
                 )
                 for name, value in values.items():
@@ -1093,7 +1144,11 @@ class _Plan:
                 updates.append(existing)
                 self.status[path] = UPDATED
                 if relabel:
-                    self.attack_tags[spec.id] = (spec.labels, spec.targeted_harm_categories, True)
+                    self.attack_tags[spec.id] = (
+                        _indexed_labels(spec),
+                        spec.targeted_harm_categories,
+                        True,
+                    )
             else:
                 self.status[path] = UNCHANGED
             for ref in spec.related_conversations:
@@ -1118,6 +1173,31 @@ class _Plan:
         )
         self._record_attack_changes(before, updates)
         insert_ignore(related)
+
+    def _write_records(self) -> None:
+        """Verbatim rows: new ones inserted, changed ones replaced, the same left alone."""
+        creates, updates = [], []
+        for spec in self.batch.pyrit_records:
+            path = self.batch.path_of(spec)
+            existing = self.records_existing.get((spec.table, spec.pk))
+            values = {
+                "row": spec.row,
+                "pyrit_version": spec.pyrit_version,
+                "alembic_revision": spec.alembic_revision,
+            }
+            if existing is None:
+                creates.append(dict(table=spec.table, pk_text=spec.pk, **values))
+                self.status[path] = CREATED
+            elif _changed(existing, values):
+                for name, value in values.items():
+                    setattr(existing, name, value)
+                updates.append(existing)
+                self.status[path] = UPDATED
+            else:
+                self.status[path] = UNCHANGED
+        insert_rows(PyritRecord, creates)
+        names = ["row", "pyrit_version", "alembic_revision", "updated_at"]
+        update_rows(PyritRecord, names, updates)
 
     def _record_attack_changes(self, before: list[AttackResult], after: list[AttackResult]) -> None:
         """History of attack results a re-send changed: the state before (once, for those with
@@ -1215,6 +1295,18 @@ class _Plan:
             attack_harms,
             harmed,
         )
+
+
+def _indexed_labels(spec: AttackResultSpec) -> dict[str, Any]:
+    """The labels an attack result is found by: its labels plus PyRIT 1.2's ``operator`` and
+    ``operation`` columns, which were the labels of those names before 1.2 (the stored labels
+    stay as PyRIT wrote them)."""
+    labels = dict(spec.labels)
+    for key in ("operator", "operation"):
+        value = getattr(spec, key)
+        if value is not None:
+            labels.setdefault(key, value)
+    return labels
 
 
 def _pair(key: Any, value: Any) -> tuple[str, str]:

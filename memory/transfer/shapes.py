@@ -36,7 +36,7 @@ PIECE_KEYS = (
 PIECE_ALIASES = ("orchestrator_identifier",)
 
 #: PyRIT 0.12 ``Score.to_dict()`` in order, with 1.1.0's ``status`` and ``scorable`` (contract
-#: §6, §9.8).
+#: §6, §9.8) and 1.2's ``scored_expectation``.
 SCORE_KEYS = (
     "id",
     "score_value",
@@ -52,6 +52,7 @@ SCORE_KEYS = (
     "status",
     "scorable",
     "pyrit_version",
+    "scored_expectation",
 )
 #: Older names of score keys: 0.9's piece id and 0.12's ``task`` (contract §9.2).
 SCORE_ALIASES = ("prompt_request_response_id", "task")

@@ -67,6 +67,7 @@ ATTACK_KEYS = [
     "atomic_attack_identifier",
     "last_response_id",
     "last_score_id",
+    "human_score_id",
     "executed_turns",
     "execution_time_ms",
     "outcome",
@@ -83,6 +84,8 @@ ATTACK_KEYS = [
     "total_retries",
     "attribution_parent_id",
     "attribution_data",
+    "operator",
+    "operation",
     "pyrit_version",
 ]
 
@@ -205,6 +208,8 @@ def test_attack_result_shape(admin_client, memory_world):
     assert body["last_response_id"] == str(w.pa_reply.id)
     assert body["last_score_id"] == str(w.score_a.id)
     assert body["labels"] == {"operator": "alice", "operation": "op_blue"}
+    # PyRIT 1.2's own columns: not set on a result that keeps them as labels
+    assert (body["operator"], body["operation"], body["human_score_id"]) == (None, None, None)
     assert body["targeted_harm_categories"] == ["violence"]
 
     status, body = get_json(admin_client, f"/api/v1/attack-results/{w.ar_b.id}/")

@@ -150,7 +150,7 @@ def test_query_count_does_not_grow_with_the_memory(viewer_client, memory_110):
     # none here); loose scores 2 (rows, identifiers); scenarios 3 (rows, identifiers ×2);
     # their attack results 9 and the attack results 9 (rows, related conversations, last
     # responses, their converter links, their scores, last scores, identifiers ×3); seed
-    # datasets 1; seeds 1; seed groups 2 (rows, seeds).
+    # datasets 1; seeds 1; seed groups 2 (rows, seeds); verbatim PyRIT rows 1.
     # Both memories fit in one chunk (200 rows): twice the rows, the same queries.
     assert twice == once
-    assert once == 4 + 6 + 1 + 2 + 3 + 9 + 9 + 1 + 1 + 2
+    assert once == 4 + 6 + 1 + 2 + 3 + 9 + 9 + 1 + 1 + 2 + 1

@@ -159,7 +159,7 @@ def test_jsonl_lines_ingest_one_by_one_into_the_same_memory():
     assert export_bytes() == first_json
 
 
-@pytest.mark.parametrize("fixture", ["pyrit-1.1.0-small", "pyrit-0.12.1-legacy"])
+@pytest.mark.parametrize("fixture", ["pyrit-1.2-main", "pyrit-1.1.0-small", "pyrit-0.12.1-legacy"])
 def test_an_imported_pyrit_database_round_trips_with_its_media(fixture):
     """What ``import_pyrit`` read from PyRIT's own SQLite file (and media) comes back whole."""
     source = FIXTURES_DIR / fixture
@@ -180,3 +180,42 @@ def test_an_imported_pyrit_database_round_trips_with_its_media(fixture):
     assert again_members == members
     assert stored_counts() == counts
     _assert_same_database(first)
+
+
+def test_pyrit_1_2_export_carries_the_new_fields_and_the_verbatim_rows():
+    """The 1.2 columns and tables come out where ingestion reads them back."""
+    source = FIXTURES_DIR / "pyrit-1.2-main"
+    import_pyrit_db(path=source / "memory.db", media_root=source / "dbdata")
+
+    doc = json.loads(export_bytes())
+
+    assert list(doc) == ["export_format", *SECTIONS]
+    assert SECTIONS[-1] == "pyrit_records"
+    records = doc["pyrit_records"]
+    assert [(r["table"], r["pk"]) for r in records] == sorted(
+        (r["table"], r["pk"]) for r in records
+    )
+    assert {r["table"] for r in records} == {
+        "FindingEntries",
+        "FindingEvidenceEntries",
+        "ObservationEntries",
+        "ObservationMessagePieceEntries",
+        "OperationEntries",
+        "ScoreObservationEntries",
+    }
+    operation = next(r for r in records if r["table"] == "OperationEntries")
+    assert operation["row"]["name"] == "Op Blue Heron"
+    assert operation["alembic_revision"] == "c8d3e5f7a901"
+    attacks = doc["attack_results"] + [
+        a for s in doc["scenario_results"] for group in s["attack_results"].values() for a in group
+    ]
+    human = [a for a in attacks if a.get("human_score")]
+    assert len(human) == 1
+    assert human[0]["human_score"]["id"] != human[0]["last_score"]["id"]
+    assert {(a["operator"], a["operation"]) for a in attacks} >= {("bob", "op_blue_heron")}
+    assert all("operator" not in a["labels"] for a in attacks)
+    scores = [s for a in attacks for s in (a["last_score"],) if s] + doc["scores"]
+    with_expectation = [s for s in scores if "scored_expectation" in s]
+    assert with_expectation
+    for score in with_expectation:
+        assert score["objective"] == score["scored_expectation"]["objective"]

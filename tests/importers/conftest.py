@@ -15,6 +15,8 @@ from tests.conftest import FIXTURES_DIR
 
 DB_110 = FIXTURES_DIR / "pyrit-1.1.0-small" / "memory.db"
 DB_012 = FIXTURES_DIR / "pyrit-0.12.1-legacy" / "memory.db"
+#: The 1.1.0 database migrated to PyRIT 1.2 / main (``tests/fixtures/README.md``).
+DB_12 = FIXTURES_DIR / "pyrit-1.2-main" / "memory.db"
 FIXTURE_DBS = {"1.1.0": DB_110, "0.12.1": DB_012}
 
 

@@ -45,10 +45,6 @@ def _bad_files(tmp_path):
     damaged = bytearray(data)
     damaged[len(data) // 2 : len(data) // 2 + 8192] = b"\xa5" * 8192
     corrupt.write_bytes(bytes(damaged))
-    future = tmp_path / "future.db"
-    shutil.copy(DB_110, future)
-    with sqlite3.connect(future) as connection:
-        connection.execute("UPDATE pyrit_memory_alembic_version SET version_num = 'ffee00112233'")
     empty = tmp_path / "empty.db"
     empty.write_bytes(b"")
     return {
@@ -58,7 +54,6 @@ def _bad_files(tmp_path):
         "sqlite, not pyrit": (other, "not PyRIT memory"),
         "truncated": (truncated, "corrupt or truncated"),
         "corrupt": (corrupt, "corrupt or truncated"),
-        "future schema": (future, "unknown PyRIT schema revision 'ffee00112233'"),
     }
 
 
@@ -69,7 +64,6 @@ CASES = [
     "sqlite, not pyrit",
     "truncated",
     "corrupt",
-    "future schema",
 ]
 
 

@@ -24,6 +24,7 @@ from memory.models import (
     Message,
     MessagePiece,
     PieceConverter,
+    PyritRecord,
     RelatedConversation,
     ScenarioResult,
     ScorableContent,
@@ -84,6 +85,9 @@ BUILDERS: dict[type, Callable[[], object]] = {
         attack_result=make_attack(), outcome="success", reason="it complied", reviewer_name="rita"
     ),
     ImportJob: lambda: ImportJob.objects.create(source_name="memory.db", size=1024),
+    PyritRecord: lambda: PyritRecord.objects.create(
+        table="FindingEntries", pk_text=str(uuid.uuid4()), row={"title": "t"}
+    ),
 }
 
 # Every memory changelist costs the same four queries, whatever the number of rows:
@@ -427,3 +431,20 @@ def test_paginator_uses_the_table_estimate_when_unfiltered():
     paginator = TinyPaginator(MessagePiece.objects.order_by("pk"), 2)
     assert paginator.count_is_estimate
     assert paginator.count == 5  # the planner's figure, exact right after ANALYZE
+
+
+@pytest.mark.django_db
+def test_pyrit_records_are_found_by_table_name_and_never_changed(admin_client):
+    finding = PyritRecord.objects.create(
+        table="FindingEntries", pk_text="f1", row={"title": "bypass", "note": "a\x00b"}
+    )
+    PyritRecord.objects.create(table="OperationEntries", pk_text="o1", row={"name": "op"})
+
+    response = admin_client.get(admin_url(PyritRecord, "changelist"), {"q": "findingentries"})
+
+    assert [r.pk for r in response.context["cl"].result_list] == [finding.pk]
+    detail = admin_client.get(admin_url(PyritRecord, "change", finding.pk))
+    assert detail.status_code == 200
+    assert "bypass" in detail.content.decode()
+    assert admin_url(PyritRecord, "add") not in detail.content.decode()
+    assert PyritRecord.objects.get(pk=finding.pk).row["note"] == "a\x00b"

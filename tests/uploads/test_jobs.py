@@ -343,3 +343,42 @@ def test_seeds_and_datasets_of_an_upload_name_the_uploader_in_their_history(inge
     for history in histories:
         assert history.exists()
         assert set(history.values_list("history_user", flat=True)) == {ingester.pk}
+
+
+def test_a_newer_pyrit_upload_succeeds_and_its_page_shows_the_warnings(
+    ingester, ingest_client, workdirs, tmp_path
+):
+    """A database from a PyRIT newer than Redline knows (an unknown revision, a new column, a
+    new table) is imported through the browser upload; the job page lists what was kept how."""
+    import sqlite3
+
+    from django.urls import reverse
+
+    from memory.models import PyritRecord
+
+    source = tmp_path / "future"
+    source.mkdir()
+    (source / "memory.db").write_bytes(DB_BYTES)
+    (source / "dbdata").mkdir()
+    with sqlite3.connect(source / "memory.db") as connection:
+        connection.execute("UPDATE pyrit_memory_alembic_version SET version_num = 'ffee00112233'")
+        connection.execute("ALTER TABLE ScoreEntries ADD COLUMN judge_latency_ms INTEGER")
+        connection.execute("CREATE TABLE CampaignEntries (id CHAR(36) PRIMARY KEY, name VARCHAR)")
+        connection.execute("INSERT INTO CampaignEntries VALUES ('c1', '<b>spring</b>')")
+    job = _job(ingester, "dbdata.zip", dbdata_zip(source), "zip")
+
+    import_job_run(job_id=job.pk)
+
+    job.refresh_from_db()
+    assert job.status == ImportStatus.SUCCEEDED, job.error
+    assert job.summary["created"]["attack_results"] == 24
+    assert PyritRecord.objects.get(table="CampaignEntries").row == {
+        "id": "c1",
+        "name": "<b>spring</b>",
+    }
+    page = ingest_client.get(reverse("import-detail", kwargs={"job_id": job.pk})).content.decode()
+    assert "PyRIT newer than this Redline knows" in page
+    assert "unknown PyRIT schema revision &#x27;ffee00112233&#x27;" in page
+    assert "ScoreEntries has columns this Redline does not know (judge_latency_ms)" in page
+    assert "kept verbatim (PyritRecord): CampaignEntries" in page
+    assert "<b>spring</b>" not in page

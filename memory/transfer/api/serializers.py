@@ -103,6 +103,9 @@ class ScoreSerializer(serializers.ModelSerializer):
             del data["status"]
         if data["scorable"] is None:
             del data["scorable"]
+        if data["scored_expectation"] is None:
+            # PyRIT before 1.2 has no such key
+            del data["scored_expectation"]
         return merge_extra(data, instance.extra)
 
 
@@ -249,8 +252,9 @@ class ConversationDetailSerializer(serializers.Serializer):
 class AttackResultSerializer(serializers.ModelSerializer):
     """PyRIT 1.1.0 ``AttackResult.model_dump(mode="json")`` (contract §9.9).
 
-    ``last_response`` and ``last_score`` are given by id (``last_response_id``,
-    ``last_score_id``), which ingestion accepts as well as the embedded objects; the full
+    ``last_response``, ``last_score`` (PyRIT 1.2's automated score) and PyRIT 1.2's
+    ``human_score`` are given by id (``last_response_id``, ``last_score_id``,
+    ``human_score_id``), which ingestion accepts as well as the embedded objects; the full
     piece and score are one request away. ``attack_identifier`` is the attack strategy for
     every PyRIT version. Expects ``conversation`` joined and ``related_conversations``
     prefetched with their conversation.
@@ -262,6 +266,7 @@ class AttackResultSerializer(serializers.ModelSerializer):
     atomic_attack_identifier = IdentifierField(source="atomic_attack_identifier_id")
     last_response_id = serializers.UUIDField(read_only=True)
     last_score_id = serializers.UUIDField(read_only=True)
+    human_score_id = serializers.UUIDField(read_only=True)
     related_conversations = serializers.SerializerMethodField()
     attribution_parent_id = serializers.UUIDField(read_only=True)
 
@@ -276,6 +281,7 @@ class AttackResultSerializer(serializers.ModelSerializer):
             "atomic_attack_identifier",
             "last_response_id",
             "last_score_id",
+            "human_score_id",
             "executed_turns",
             "execution_time_ms",
             "outcome",
@@ -292,6 +298,8 @@ class AttackResultSerializer(serializers.ModelSerializer):
             "total_retries",
             "attribution_parent_id",
             "attribution_data",
+            "operator",
+            "operation",
             "pyrit_version",
         ]
         read_only_fields = fields

@@ -7,8 +7,9 @@ every piece: the fields PyRIT 1.x dropped; each score once, under the piece it n
 scored content (1.1.0 ``ScorableContentEntries``), the scores no exported piece carries,
 scenario results with their attack
 results embedded, attack results as 1.1.0 dumps with ``last_response`` and ``last_score``
-embedded, seeds and seed groups. Ingesting it into an empty database and exporting again gives
-the same document.
+embedded, seeds and seed groups, and last the rows of PyRIT tables Redline keeps verbatim
+(``pyrit_records``: 1.2 operations, findings, evidence, observations). Ingesting it into an
+empty database and exporting again gives the same document.
 
 Rows are read in chunks of ``chunk_size``; each chunk is loaded with a fixed number of queries
 (rows, then their pieces, converter chains, scores and identifier trees), serialised and
@@ -28,7 +29,7 @@ from django.db.models import Prefetch, TextField, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
-from memory.models import AttackResult, MessagePiece, RelatedConversation, Score
+from memory.models import AttackResult, MessagePiece, PyritRecord, RelatedConversation, Score
 from memory.storage.selectors import identifier_dicts_for, piece_converters_prefetch
 from memory.transfer.api.serializers import (
     AttackResultSerializer,
@@ -57,6 +58,7 @@ SECTIONS = (
     "seed_datasets",
     "seeds",
     "seed_groups",
+    "pyrit_records",
 )
 #: Rows per chunk; conversations are loaded with all their pieces.
 DEFAULT_CHUNK_SIZE = 200
@@ -66,7 +68,11 @@ DEFAULT_COLLECTION = "default"
 FLUSH_CHARS = 64 * 1024
 
 #: The read API's reference keys of an attack result, and the objects the export embeds.
-_EMBEDDED = {"last_response_id": "last_response", "last_score_id": "last_score"}
+_EMBEDDED = {
+    "last_response_id": "last_response",
+    "last_score_id": "last_score",
+    "human_score_id": "human_score",
+}
 #: A JSON value as a stream of text fragments.
 Fragments = Iterator[str]
 
@@ -269,6 +275,12 @@ class MemoryExport:
                     self._note_media(seed.media_id)
                 yield iter((dumps(serializer.to_representation(group)),))
 
+    def _pyrit_records(self) -> Iterator[Fragments]:
+        rows = self.selection.pyrit_records.order_by("table", "pk_text")
+        for chunk in self._chunks(rows):
+            for record in chunk:
+                yield iter((dumps(pyrit_record_dict(record)),))
+
     # --- attack results ----------------------------------------------------------------------
 
     def _attack_queryset(self) -> Any:
@@ -298,7 +310,7 @@ class MemoryExport:
         scores = {
             score.pk: score
             for score in Score.objects.filter(
-                pk__in=[a.last_score_id for a in attacks if a.last_score_id]
+                pk__in=[pk for a in attacks for pk in (a.last_score_id, a.human_score_id) if pk]
             )
         }
         extra_pks = [a.attack_identifier_id for a in attacks]
@@ -312,9 +324,11 @@ class MemoryExport:
         for attack in attacks:
             piece = pieces.get(attack.last_response_id)
             score = scores.get(attack.last_score_id)
+            human = scores.get(attack.human_score_id)
             embedded = {
                 "last_response": piece_serializer.to_representation(piece) if piece else None,
                 "last_score": score_serializer.to_representation(score) if score else None,
+                "human_score": score_serializer.to_representation(human) if human else None,
             }
             item = {}
             for key, value in attack_serializer.to_representation(attack).items():
@@ -359,6 +373,17 @@ class _Peekable:
         if item is None:
             raise StopIteration
         return item
+
+
+def pyrit_record_dict(record: PyritRecord) -> dict[str, Any]:
+    """A verbatim PyRIT row as the export (and ingestion) writes it."""
+    return {
+        "table": record.table,
+        "pk": record.pk_text,
+        "row": record.row,
+        "pyrit_version": record.pyrit_version,
+        "alembic_revision": record.alembic_revision,
+    }
 
 
 def _target_implied(conversation: Any, pieces: list[MessagePiece]) -> bool:

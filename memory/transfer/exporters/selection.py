@@ -5,13 +5,14 @@ refer to or are referred to by what is in it, so that the document ingests into 
 database on its own:
 
 * no filter: everything — every conversation, attack result, scenario result, seed and seed
-  group, and the scores that no exported piece shows (scores of pieces never stored, scores of
-  loose content);
+  group, the scores that no exported piece shows (scores of pieces never stored, scores of
+  loose content) and every verbatim PyRIT row (``PyritRecord``);
 * ``since`` alone: conversations that started, attack results and scores recorded, scenario
-  results created and seeds added on or after that moment;
+  results created and seeds added on or after that moment, and verbatim rows Redline received
+  (or saw change) since then;
 * ``conversation_id``, ``labels`` or ``attack_class`` (with or without ``since``): the attack
   results and the conversations matching them (the attack-list filterset and the conversation
-  filterset, ``timestamp_after`` = ``since``); seeds are left out.
+  filterset, ``timestamp_after`` = ``since``); seeds and verbatim rows are left out.
 
 Then the closure: the scenario results owning a selected attack result come along with all
 their attack results (a scenario embeds them), and every attack result brings its main,
@@ -32,6 +33,7 @@ from memory.models import (
     AttackResult,
     Conversation,
     MessagePiece,
+    PyritRecord,
     RelatedConversation,
     ScenarioResult,
     ScorableContent,
@@ -135,6 +137,7 @@ class ExportSelection:
     seed_datasets: QuerySet[SeedDataset]
     seeds: QuerySet[Seed]
     seed_groups: QuerySet[SeedGroup]
+    pyrit_records: QuerySet[PyritRecord]
 
 
 def _filtered(filterset_class: type, queryset: QuerySet, query: QueryDict) -> QuerySet:
@@ -168,6 +171,7 @@ def export_selection(*, filters: ExportFilters) -> ExportSelection:
             seed_datasets=SeedDataset.objects.all(),
             seeds=Seed.objects.filter(group__isnull=True),
             seed_groups=SeedGroup.objects.all(),
+            pyrit_records=PyritRecord.objects.all(),
         )
 
     query = filters.as_query()
@@ -204,6 +208,7 @@ def export_selection(*, filters: ExportFilters) -> ExportSelection:
             seed_datasets=SeedDataset.objects.none(),
             seeds=Seed.objects.none(),
             seed_groups=SeedGroup.objects.none(),
+            pyrit_records=PyritRecord.objects.none(),
         )
     recent_seeds = Seed.objects.filter(date_added__gte=since)
     return ExportSelection(
@@ -217,4 +222,6 @@ def export_selection(*, filters: ExportFilters) -> ExportSelection:
         seed_groups=SeedGroup.objects.filter(
             pk__in=recent_seeds.filter(group__isnull=False).values("group")
         ),
+        # verbatim rows carry no time Redline understands: those received since then
+        pyrit_records=PyritRecord.objects.filter(updated_at__gte=since),
     )

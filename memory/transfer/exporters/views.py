@@ -36,6 +36,7 @@ EXPORT_PERMISSIONS = [
                 "scorablecontent",
                 "attackresult",
                 "scenarioresult",
+                "pyritrecord",
             ),
         ),
         ("seeds", ("seeddataset", "seed", "seedgroup")),

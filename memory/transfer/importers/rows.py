@@ -18,6 +18,7 @@ does not decode is passed on as it is, for the normaliser to report with its pat
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
@@ -275,6 +276,7 @@ def score_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
         "task": ("task", None),
         "objective": ("objective", None),
         "scorable": ("scorable", _json),
+        "scored_expectation": ("scored_expectation", _json),
         "scorer_identifier_hash": None,
     }
     return _reader(schema, "ScoreEntries", known, finish=_score_finish)
@@ -308,13 +310,17 @@ def _attack_finish(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def attack_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
-    """``AttackResultEntries`` → a 1.1.0 ``AttackResult`` dump (0.10–0.14 columns included)."""
+    """``AttackResultEntries`` → a 1.1.0 ``AttackResult`` dump (0.10–0.14 columns included;
+    1.2's ``operator`` / ``operation`` pass under their own names)."""
     known: dict[str, tuple[str, Decoder | None] | None] = {
         "id": ("attack_result_id", None),
         "attack_identifier": ("attack_identifier", ids.one),
         "atomic_attack_identifier": ("atomic_attack_identifier", ids.one),
         "last_response_id": ("last_response", None),
         "last_score_id": ("last_score", None),
+        # PyRIT 1.2 (alembic 2f8c4d6a9b1e) renamed it and added the human score
+        "automated_score_id": ("last_score", None),
+        "human_score_id": ("human_score", None),
         "attack_metadata": ("metadata", _json),
         "pruned_conversation_ids": ("pruned_conversation_ids", _json),
         "adversarial_chat_conversation_ids": ("adversarial_chat_conversation_ids", _json),
@@ -384,3 +390,44 @@ def seed_reader(schema: Schema) -> TableReader:
         "parameters": ("parameters", _json),
     }
     return _reader(schema, "SeedPromptEntries", known, finish=_seed_finish)
+
+
+# --- tables kept verbatim ---------------------------------------------------------------------
+
+
+def _verbatim_value(value: Any) -> Any:
+    """A SQLite value as JSON: BLOBs as base64 (``{"$base64": …}``), the rest as returned."""
+    if isinstance(value, bytes | memoryview):
+        return {"$base64": base64.b64encode(bytes(value)).decode("ascii")}
+    return value
+
+
+class VerbatimReader:
+    """Reads a table Redline has no model for into ``pyrit_records`` items: every column by
+    name, the primary key as text (JSON array for a composite key, the rowid without one)."""
+
+    def __init__(self, table: str, info: Sequence[Sequence[Any]], revision: str | None) -> None:
+        self.table = table
+        self.columns = [row[1] for row in info]
+        key = sorted((row[5], row[1]) for row in info if row[5])
+        self.key = [name for _, name in key]
+        self.revision = revision or ""
+        self.select = ", ".join(f'"{column}"' for column in self.columns)
+
+    def to_dict(self, rowid: Any, values: Sequence[Any]) -> dict[str, Any]:
+        """One ``pyrit_records`` item."""
+        row = {c: _verbatim_value(v) for c, v in zip(self.columns, values, strict=True)}
+        if not self.key:
+            pk = str(rowid)
+        elif len(self.key) == 1:
+            pk = str(row[self.key[0]])
+        else:
+            pk = json.dumps([row[name] for name in self.key], ensure_ascii=False)
+        version = row.get("pyrit_version")
+        return {
+            "table": self.table,
+            "pk": pk,
+            "row": row,
+            "pyrit_version": version if isinstance(version, str) else "",
+            "alembic_revision": self.revision,
+        }

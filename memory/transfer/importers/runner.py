@@ -5,7 +5,8 @@ Order (each table in rowid order, so pieces keep PyRIT's insertion order inside 
 scenario results (attack results point at them), pieces (a 1.x conversation row travels with
 its conversation's first pieces), conversations without pieces, scorable content, scores,
 attack results (their last response and last score are then stored), seeds (a seed group is
-never split across chunks). Each chunk is normalised by
+never split across chunks), then the tables Redline keeps verbatim (PyRIT 1.2's operations,
+findings, evidence and observations, and tables of a newer PyRIT). Each chunk is normalised by
 :func:`~memory.transfer.ingest.normalize.normalize_batch` and written by
 :func:`~memory.storage.write.ingest_batch` in its own transaction: a failure leaves earlier
 chunks imported and nothing of the failing one. Items the service refuses are left out and
@@ -21,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import queue
+import sqlite3
 import tempfile
 import threading
 import time
@@ -43,6 +45,7 @@ from memory.transfer.importers.media_files import MediaFile, MediaFiles
 from memory.transfer.importers.rows import (
     IdentifierCache,
     TableReader,
+    VerbatimReader,
     attack_reader,
     conversation_reader,
     piece_reader,
@@ -117,6 +120,7 @@ _TABLE_OF_KIND = {
     "seeds": "SeedPromptEntries",
     "seed_groups": "SeedPromptEntries",
     "scorable_contents": "ScorableContentEntries",
+    "pyrit_records": "a table kept verbatim",
 }
 
 
@@ -227,8 +231,8 @@ class Importer:
 
     def _prepare(self) -> None:
         counts = {}
-        for table in TABLES:
-            if self.schema.has(table):
+        for table in [*TABLES, *self.schema.verbatim]:
+            if self.schema.has(table) or table in self.schema.verbatim:
                 counts[table] = self.db.execute(f'SELECT count(*) FROM src."{table}"').fetchone()[0]
         self.total = sum(counts.values())
         self.tally.rows_read = dict.fromkeys(counts, 0)
@@ -240,6 +244,9 @@ class Importer:
             explicit=self.explicit_media_root,
             max_bytes=settings.REDLINE_MEDIA_MAX_BYTES,
         )
+        for note in self.schema.notes:
+            # a newer PyRIT than Redline knows: what was kept how (docs/import.md)
+            self.tally.warnings.add("schema newer than this Redline", note)
         for name in self.media.too_large:
             self.tally.warnings.add("media file over the size limit, not imported", name)
         self._build_conversation_tags()
@@ -395,6 +402,10 @@ class Importer:
             self.phase, self.key = "seeds", "seeds"
             for chunk in self._seed_chunks(seed_reader(schema)):
                 self._seeds(chunk)
+        for table in schema.verbatim:
+            self.phase, self.key = f"{table} (verbatim)", "pyrit_records"
+            for chunk in self._verbatim_chunks(table):
+                self._ingest({"pyrit_records": chunk})
         if schema.has("EmbeddingData"):
             count = self.db.execute("SELECT count(*) FROM src.EmbeddingData").fetchone()[0]
             self.tally.rows_read["EmbeddingData"] = count
@@ -450,6 +461,26 @@ class Importer:
                 self._count_read(1)
         if chunk:
             yield chunk
+
+    def _verbatim_chunks(self, table: str) -> Iterator[list[dict[str, Any]]]:
+        """Every row of a table kept verbatim, ``chunk_rows`` at a time, in rowid order (or
+        primary-key order for a ``WITHOUT ROWID`` table)."""
+        info = self.db.execute(f'PRAGMA src.table_info("{table}")').fetchall()
+        reader = VerbatimReader(table, info, self.schema.alembic_revision)
+        try:
+            self.db.execute(f'SELECT rowid FROM src."{table}" LIMIT 1')
+            order = "rowid"
+        except sqlite3.OperationalError:
+            order = ", ".join(f'"{c}"' for c in reader.key)
+            rowid = "NULL"
+        else:
+            rowid = "rowid"
+        sql = f'SELECT {rowid}, {reader.select} FROM src."{table}" ORDER BY {order}'
+        cursor = self.db.execute(sql)
+        while rows := cursor.fetchmany(self.chunk_rows):
+            self.tally.rows_read[table] += len(rows)
+            self._count_read(len(rows))
+            yield [reader.to_dict(row[0], row[1:]) for row in rows]
 
     # --- per kind -----------------------------------------------------------------------------
 
@@ -536,6 +567,7 @@ class Importer:
         checks = (
             ("last_response", "PromptMemoryEntries", "piece"),
             ("last_score", "ScoreEntries", "score"),
+            ("human_score", "ScoreEntries", "score"),
             ("attribution_parent_id", "ScenarioResultEntries", "scenario result"),
         )
         for key, table, what in checks:
@@ -647,6 +679,7 @@ class Importer:
         for attribute, model, in_batch, what in (
             ("last_response_id", MessagePiece, in_batch_pieces, "piece"),
             ("last_score_id", ScoreModel, in_batch_scores, "score"),
+            ("human_score_id", ScoreModel, in_batch_scores, "score"),
         ):
             wanted = {getattr(a, attribute) for a in attacks} - in_batch - {None}
             stored = existing_values(model, "id", wanted) if wanted else set()
@@ -695,6 +728,19 @@ class Importer:
             ("seeds", Seed, batch.seeds, "id"),
             ("conversations", Conversation, batch.conversations, "conversation_id"),
         ]
+        records = [r for r in batch.pyrit_records if batch.path_of(r) not in failed]
+        if records:
+            from memory.models import PyritRecord
+
+            stored_records = set(
+                PyritRecord.objects.filter(
+                    table__in={r.table for r in records}, pk_text__in={r.pk for r in records}
+                ).values_list("table", "pk_text")
+            )
+            known = sum(1 for r in records if (r.table, r.pk) in stored_records)
+            self.tally.unchanged["pyrit_records"] += known
+            self.tally.created["pyrit_records"] += len(records) - known
+            self.tally.refused["pyrit_records"] += len(batch.pyrit_records) - len(records)
         for kind, model, specs, key in kinds:
             good = [s for s in specs if batch.path_of(s) not in failed]
             wanted = [getattr(s, key) for s in good]

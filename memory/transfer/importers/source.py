@@ -7,7 +7,9 @@ its lookup tables, so the user's file is never written and memory stays bounded 
 it is.
 
 Bad input raises :class:`~memory.transfer.importers.service.ImportFailed` with one line,
-before anything is read into Redline.
+before anything is read into Redline. A schema newer than Redline knows is not bad input: what
+Redline understands is imported, the rest kept verbatim (``Schema.notes`` say what), and only a
+file without PyRIT's core table is refused.
 """
 
 from __future__ import annotations
@@ -21,8 +23,9 @@ from memory.transfer.importers.errors import ImportFailed
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
-#: PyRIT's alembic chain, base first (contract §11.5). A revision outside it is a schema we do
-#: not know: newer than PyRIT 1.1.0, or a fork.
+#: PyRIT's alembic chain, base first (contract §11.5), then PyRIT 1.2 / main after 1.1.0's head
+#: (branches and their merge points in topological order). A revision outside it is a schema we
+#: do not know: newer than PyRIT main at ``c8d3e5f7a901``, or a fork.
 ALEMBIC_REVISIONS = (
     "ab8f2c1a9d07",
     "e373726d391b",
@@ -44,8 +47,26 @@ ALEMBIC_REVISIONS = (
     "8e2c4a6b0d13",
     "0f2e4d6c8b1a",
     "8d1e3f5a7b9c",
+    # PyRIT 1.2 / main (docs/import.md lists what each adds)
+    "1b3d5f7a9c2e",
+    "a4c6e8f0b2d1",
+    "2f8c4d6a9b1e",
+    "2c4e6a8b0d14",
+    "2c4e6a8b0d1f",
+    "7a9c1e3f5b2d",
+    "9b2d4f6a8c0e",
+    "fcecd0617e61",
+    "aca1eba410d9",
+    "a6c8e0f2b4d7",
+    "6d8f0a2c4e61",
+    "6767741d8c6f",
+    "6ea3eb4b61c3",
+    "34a18645c7e9",
+    "901e6c7bf9d4",
+    "c8d3e5f7a901",
 )
 ALEMBIC_HEAD_1_1_0 = "8d1e3f5a7b9c"
+ALEMBIC_HEAD_1_2 = "c8d3e5f7a901"
 
 #: The tables the importer reads, in the order it reads them.
 TABLES = (
@@ -58,6 +79,90 @@ TABLES = (
     "SeedPromptEntries",
     "EmbeddingData",
 )
+
+#: Tables of PyRIT 1.2 Redline has no model for yet: kept verbatim (``PyritRecord``).
+VERBATIM_TABLES = (
+    "OperationEntries",
+    "FindingEntries",
+    "FindingEvidenceEntries",
+    "ObservationEntries",
+    "ObservationMessagePieceEntries",
+    "ScoreObservationEntries",
+)
+
+#: Tables deliberately not read: alembic's bookkeeping, and PyRIT 1.x's content-addressed
+#: identifier tables, which repeat the JSON columns and are partly stale by design (contract
+#: §11.3). ``EmbeddingData`` is counted and warned about by the importer.
+SKIPPED_TABLES = (
+    "pyrit_memory_alembic_version",
+    "AtomicAttackIdentifiers",
+    "AtomicAttackSeedIdentifiers",
+    "AttackIdentifiers",
+    "AttackRequestConverterIdentifiers",
+    "AttackResponseConverterIdentifiers",
+    "AttackTechniqueIdentifiers",
+    "AttackTechniqueSeedIdentifiers",
+    "ConverterIdentifiers",
+    "PromptConverterIdentifiers",
+    "ScenarioIdentifiers",
+    "ScorerIdentifierChildren",
+    "ScorerIdentifiers",
+    "SeedIdentifiers",
+    "TargetIdentifierChildren",
+    "TargetIdentifiers",
+)
+
+#: Every column some known PyRIT version has on the tables Redline reads. A column outside it
+#: still goes into the object's ``extra``; the summary names it, since the PyRIT that wrote it
+#: is newer than Redline (or the user added it).
+KNOWN_COLUMNS = {
+    "ScenarioResultEntries": {
+        "attack_results_json", "completion_time", "display_group_map_json", "error_message",
+        "error_type", "id", "labels", "number_tries", "objective_scorer_identifier",
+        "objective_target_identifier", "pyrit_version", "scenario_description",
+        "scenario_identifier", "scenario_identifier_hash", "scenario_init_data",
+        "scenario_metadata", "scenario_name", "scenario_run_state", "scenario_version",
+        "timestamp",
+    },
+    "Conversations": {
+        "attack_result_id", "conversation_id", "pyrit_version", "retries", "target_identifier",
+        "target_identifier_hash",
+    },
+    "PromptMemoryEntries": {
+        "attack_identifier", "conversation_id", "converted_value", "converted_value_data_type",
+        "converted_value_sha256", "converter_identifiers", "id", "labels",
+        "orchestrator_identifier", "original_prompt_id", "original_value",
+        "original_value_data_type", "original_value_sha256", "prompt_metadata",
+        "prompt_target_identifier", "pyrit_version", "response_error", "role", "sequence",
+        "targeted_harm_categories", "timestamp",
+    },
+    "ScorableContentEntries": {"data_type", "id", "timestamp", "value", "value_sha256"},
+    "ScoreEntries": {
+        "id", "is_intermediate", "objective", "prompt_request_response_id", "pyrit_version",
+        "scorable", "scorable_content_id", "score_category", "score_metadata",
+        "score_rationale", "score_type", "score_value", "score_value_description",
+        "scored_expectation", "scorer_class_identifier", "scorer_identifier_hash", "status",
+        "task", "timestamp",
+    },
+    "AttackResultEntries": {
+        "adversarial_chat_conversation_ids", "atomic_attack_identifier",
+        "atomic_attack_identifier_hash", "attack_identifier", "attack_metadata",
+        "attribution_data", "attribution_parent_id", "automated_score_id", "conversation_id",
+        "error_message", "error_traceback", "error_type", "executed_turns", "execution_time_ms",
+        "human_score_id", "id", "labels", "last_response_id", "last_score_id", "objective",
+        "objective_sha256", "objective_target_eval_hash_v1", "operation", "operator", "outcome",
+        "outcome_reason", "preparation_conversation_ids", "pruned_conversation_ids",
+        "pyrit_version", "retry_events_json", "targeted_harm_categories", "timestamp",
+        "total_retries",
+    },
+    "SeedPromptEntries": {
+        "added_by", "authors", "conditions", "data_type", "dataset_name", "date_added",
+        "description", "groups", "harm_categories", "id", "is_objective", "name", "origin",
+        "parameters", "prompt_group_id", "prompt_metadata", "role", "seed_type", "sequence",
+        "source", "value", "value_sha256",
+    },
+    "EmbeddingData": {"embedding", "embedding_type_name", "id"},
+}  # fmt: skip
 
 #: Columns without which a table cannot be imported (present in every PyRIT version).
 REQUIRED_COLUMNS = {
@@ -94,6 +199,12 @@ class Schema:
     generation: str
     alembic_revision: str | None
     columns: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: Tables kept verbatim (``PyritRecord``): PyRIT 1.2's, tables Redline does not know, and
+    #: known tables this file holds in a shape Redline cannot read.
+    verbatim: list[str] = field(default_factory=list)
+    #: What a schema newer than Redline holds that Redline does not understand, one line each
+    #: (the import summary lists them as warnings).
+    notes: list[str] = field(default_factory=list)
 
     def has(self, table: str, column: str | None = None) -> bool:
         """Whether ``table`` (and ``column`` of it) exists."""
@@ -124,7 +235,8 @@ def open_source(path: Path, scratch: Path) -> tuple[sqlite3.Connection, Schema]:
     Checks, in this order, with a one-line :class:`ImportFailed` for each: the file exists
     and starts with SQLite's header; SQLite can read it completely (``quick_check`` reads
     every page, so a truncated or damaged file fails here, before anything is imported);
-    it holds PyRIT's ``PromptMemoryEntries``; its schema generation is one we know.
+    it holds PyRIT's ``PromptMemoryEntries`` with the columns every version has. A newer
+    schema (unknown revision, tables, columns) is read as far as Redline understands it.
     """
     path = Path(path)
     if not path.is_file():
@@ -173,23 +285,57 @@ def _check_integrity(connection: sqlite3.Connection, path: Path) -> None:
 def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
     tables = [
         row[0]
-        for row in connection.execute("SELECT name FROM src.sqlite_master WHERE type = 'table'")
+        for row in connection.execute(
+            "SELECT name FROM src.sqlite_master WHERE type = 'table' ORDER BY name"
+        )
     ]
     if "PromptMemoryEntries" not in tables:
+        found = ", ".join(t for t in tables if not t.startswith("sqlite_"))[:200] or "none"
         raise ImportFailed(
-            f"{path}: a SQLite database, but not PyRIT memory (no PromptMemoryEntries table)"
+            f"{path}: a SQLite database, but not PyRIT memory (no PromptMemoryEntries table, "
+            f"the core table of every PyRIT version; tables found: {found})"
         )
+    notes: list[str] = []
+    verbatim: list[str] = []
     columns: dict[str, dict[str, str]] = {}
     for table in tables:
         if table in TABLES:
             info = connection.execute(f'PRAGMA src.table_info("{table}")').fetchall()
             columns[table] = {row[1]: (row[2] or "") for row in info}
+    missing = REQUIRED_COLUMNS["PromptMemoryEntries"] - set(columns["PromptMemoryEntries"])
+    if missing:
+        raise ImportFailed(
+            f"{path}: unknown PyRIT schema (PromptMemoryEntries lacks {', '.join(sorted(missing))})"
+        )
     for table, required in REQUIRED_COLUMNS.items():
-        missing = required - set(columns.get(table, required))
-        if missing:
-            raise ImportFailed(
-                f"{path}: unknown PyRIT schema ({table} lacks {', '.join(sorted(missing))})"
+        lacking = required - set(columns.get(table, required))
+        if lacking:
+            # a table Redline cannot read as what it was: kept as it is rather than refused
+            del columns[table]
+            verbatim.append(table)
+            notes.append(
+                f"table {table} lacks {', '.join(sorted(lacking))}; its rows were kept "
+                "verbatim (PyritRecord), not read"
             )
+    for table, known in KNOWN_COLUMNS.items():
+        extra = [c for c in columns.get(table, {}) if c not in known]
+        if extra:
+            notes.append(
+                f"{table} has columns this Redline does not know ({', '.join(extra)}); "
+                "their values are kept in each object's extra"
+            )
+    unknown_tables = []
+    for table in tables:
+        if table in TABLES or table in SKIPPED_TABLES or table.startswith("sqlite_"):
+            continue
+        verbatim.append(table)
+        if table not in VERBATIM_TABLES:
+            unknown_tables.append(table)
+    if unknown_tables:
+        notes.append(
+            f"tables unknown to this Redline, kept verbatim (PyritRecord): "
+            f"{', '.join(unknown_tables)}"
+        )
 
     revision = None
     if "pyrit_memory_alembic_version" in tables:
@@ -197,13 +343,27 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
         found = [r[0] for r in row.fetchall()]
         unknown = [r for r in found if r not in ALEMBIC_REVISIONS]
         if unknown or not found:
-            raise ImportFailed(
-                f"{path}: unknown PyRIT schema revision {', '.join(map(repr, unknown)) or 'none'}"
-                f" (this Redline reads PyRIT up to 1.1.0, alembic {ALEMBIC_HEAD_1_1_0})"
+            # Newer than Redline (or a fork): read what is understood, say what is not.
+            revision = unknown[0] if unknown else None
+            generation = "PyRIT newer than this Redline knows"
+            notes.insert(
+                0,
+                f"unknown PyRIT schema revision {', '.join(map(repr, unknown)) or 'none'} "
+                f"(this Redline knows PyRIT up to alembic {ALEMBIC_HEAD_1_2}); imported what it "
+                "understands",
             )
-        # a merge point can leave two heads; the later one in the chain tells the schema
-        revision = max(found, key=ALEMBIC_REVISIONS.index)
-        generation = "PyRIT 1.1.0" if revision == ALEMBIC_HEAD_1_1_0 else "PyRIT 0.14 – 1.1"
+        else:
+            # a merge point can leave two heads; the later one in the chain tells the schema
+            revision = max(found, key=ALEMBIC_REVISIONS.index)
+            position = ALEMBIC_REVISIONS.index(revision)
+            if revision == ALEMBIC_HEAD_1_2:
+                generation = "PyRIT 1.2"
+            elif position > ALEMBIC_REVISIONS.index(ALEMBIC_HEAD_1_1_0):
+                generation = "PyRIT 1.1 – 1.2"
+            elif revision == ALEMBIC_HEAD_1_1_0:
+                generation = "PyRIT 1.1.0"
+            else:
+                generation = "PyRIT 0.14 – 1.1"
     else:
         pieces = columns["PromptMemoryEntries"]
         if "orchestrator_identifier" in pieces:
@@ -215,4 +375,10 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
                 f"{path}: unknown PyRIT schema (no alembic version, and pieces carry neither "
                 "attack_identifier nor orchestrator_identifier)"
             )
-    return Schema(generation=generation, alembic_revision=revision, columns=columns)
+    return Schema(
+        generation=generation,
+        alembic_revision=revision,
+        columns=columns,
+        verbatim=verbatim,
+        notes=notes,
+    )

@@ -25,6 +25,7 @@ from memory.storage.batch import (
     NormalizedConversation,
     NormalizedMessage,
     NormalizedPiece,
+    PyritRecordSpec,
     ScorableContentSpec,
 )
 from memory.storage.specs import (
@@ -64,6 +65,7 @@ __all__ = [
     "normalize_batch",
     "normalize_conversation",
     "normalize_piece",
+    "normalize_pyrit_record",
     "normalize_scorable_content",
     "normalize_score",
 ]
@@ -230,6 +232,16 @@ def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Proble
     if objective is not None and not isinstance(objective, str):
         r.problem("objective", "must be a string")
         objective = None
+    # PyRIT 1.2 keeps the whole expectation; its objective is what ``objective`` meant before
+    expectation = r.raw("scored_expectation")
+    if expectation is not None and not isinstance(expectation, Mapping):
+        r.problem("scored_expectation", "must be an object")
+        expectation = None
+    if expectation is not None:
+        expectation = dict(expectation)
+        expected_objective = expectation.get("objective")
+        if objective is None and isinstance(expected_objective, str):
+            objective = expected_objective
 
     category = r.raw("score_category")
     if isinstance(category, str):
@@ -267,6 +279,7 @@ def normalize_score(data: Any, path: str) -> tuple[ScoreSpec | None, list[Proble
         score_metadata=r.mapping("score_metadata"),
         timestamp=r.timestamp("timestamp"),
         objective=objective,
+        scored_expectation=expectation,
         status=status,
         scorable=scorable,
         pyrit_version=r.text("pyrit_version", default="") or "",
@@ -297,7 +310,10 @@ ATTACK_RESULT_NAMESPACE = uuid.UUID("2b7f0c55-8a43-4f0e-a1a4-3c9f5d6e7b21")
 
 
 def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | None, list[Problem]]:
-    """Normalise one attack result (contract §7, §9.9) of 0.12 or 1.1.0.
+    """Normalise one attack result (contract §7, §9.9) of 0.12, 1.1.0 or 1.2.
+
+    PyRIT 1.2: ``automated_score`` (the old ``last_score``) and ``human_score`` (each the full
+    object or its id, ``*_id``), ``operator`` and ``operation``.
 
     ``attack_result_id`` (or ``id``) becomes the id (without either, a UUID5 of conversation
     id and objective, so re-sending updates); ``last_response`` / ``last_score`` may be
@@ -319,7 +335,9 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
     if isinstance(outcome, str):
         outcome = outcome.lower()
     _, last_response = r.first("last_response", "last_response_id")
-    _, last_score = r.first("last_score", "last_score_id")
+    # PyRIT 1.2 split the score into the automated one (the old last score) and a human one
+    _, last_score = r.first("last_score", "last_score_id", "automated_score", "automated_score_id")
+    _, human_score = r.first("human_score", "human_score_id")
 
     related: list[ConversationReferenceSpec] = []
     raw_related = r.raw("related_conversations")
@@ -381,6 +399,7 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
         objective_sha256=r.text("objective_sha256"),
         last_response_id=_ref_id(last_response, "last_response", r),
         last_score_id=_ref_id(last_score, "last_score", r),
+        human_score_id=_ref_id(human_score, "human_score", r),
         executed_turns=r.integer("executed_turns") or 0,
         execution_time_ms=r.integer("execution_time_ms", maximum=BIGINT_MAX) or 0,
         outcome=r.choice("outcome", AttackOutcome, outcome, default=AttackOutcome.UNDETERMINED),
@@ -401,6 +420,8 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
         total_retries=r.integer("total_retries") or 0,
         attribution_parent_id=r.uuid("attribution_parent_id"),
         attribution_data=dict(attribution_data) if attribution_data is not None else None,
+        operator=r.text("operator"),
+        operation=r.text("operation"),
         pyrit_version=r.text("pyrit_version", default="") or "",
         **kwargs,
     )
@@ -496,6 +517,33 @@ def normalize_scorable_content(
         # A ContentScorable's tag is part of what the client sent; kept, not dropped.
         spec.extra["scorable_type"] = kind
     return (spec if spec_ok else None), problems
+
+
+def normalize_pyrit_record(data: Any, path: str) -> tuple[PyritRecordSpec | None, list[Problem]]:
+    """Normalise one verbatim row of a PyRIT table Redline does not model:
+    ``{table, pk, row, pyrit_version?, alembic_revision?}`` (Redline's export shape)."""
+    if not isinstance(data, Mapping):
+        return None, not_object(data, path)
+    problems: list[Problem] = []
+    r = Reader(data, path, problems)
+    table = r.nonblank("table")
+    pk = r.nonblank("pk")
+    row = r.raw("row")
+    if not isinstance(row, Mapping):
+        r.problem("row", "must be an object (the row's columns by name)")
+        row = None
+    spec = PyritRecordSpec(
+        table=table or "",
+        pk=pk or "",
+        row=dict(row or {}),
+        pyrit_version=r.text("pyrit_version", default="") or "",
+        alembic_revision=r.text("alembic_revision", default="") or "",
+    )
+    for key in r.extra():
+        r.problem(key, "unknown key of a PyRIT record")
+    if table is None or pk is None or row is None:
+        return None, problems
+    return spec, problems
 
 
 # --- batches ----------------------------------------------------------------------------------
@@ -633,13 +681,14 @@ class _BatchBuilder:
             value, path, normalize_attack_result, "attack_result"
         ):
             self.attack_results.append((item_path, item, result))
-            last_score = item.get("last_score")
-            if isinstance(last_score, Mapping):
-                score_path = f"{item_path}.last_score"
-                score, score_problems = normalize_score(last_score, score_path)
-                self.problems.extend(score_problems)
-                if score is not None:
-                    self.extra_scores.append((score_path, last_score, score))
+            for key in ("last_score", "automated_score", "human_score"):
+                embedded = item.get(key)
+                if isinstance(embedded, Mapping):
+                    score_path = f"{item_path}.{key}"
+                    score, score_problems = normalize_score(embedded, score_path)
+                    self.problems.extend(score_problems)
+                    if score is not None:
+                        self.extra_scores.append((score_path, embedded, score))
 
     def add_seeds(self, value: Any, path: str) -> None:
         self.seeds.extend(self.normalized(value, path, normalize_seed, "seed"))
@@ -696,6 +745,13 @@ class _BatchBuilder:
             self.batch.register("scorable_content", item_path, item, content)
             if content is not None:
                 self.batch.scorable_contents.append(content)
+
+    def add_pyrit_records(self, value: Any, path: str) -> None:
+        for item_path, item, record in self.normalized(
+            value, path, normalize_pyrit_record, "pyrit_record"
+        ):
+            self.batch.register("pyrit_record", item_path, item, record)
+            self.batch.pyrit_records.append(record)
 
     def dedupe(self, kind: str, entries: list[tuple[str, Any, Any]], label: str) -> list[Any]:
         """First occurrence of each id wins; an identical repeat is dropped, a different one
@@ -815,6 +871,7 @@ _ADDERS = {
     "scenario_results": _BatchBuilder.add_scenario_results,
     "scorable_contents": _BatchBuilder.add_scorable_contents,
     "seed_datasets": _BatchBuilder.add_seed_datasets,
+    "pyrit_records": _BatchBuilder.add_pyrit_records,
 }
 PAYLOAD_KEYS = tuple(_ADDERS)
 #: Top-level keys that describe a batch rather than hold items (PyRIT exports and Redline's).
@@ -828,8 +885,8 @@ def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
     object with any of ``conversations`` (1.1.0 ``{"conversation", "messages"}``), ``messages``
     (``{"message_pieces"|"request_pieces": [...]}``), ``message_pieces``, ``request_pieces``,
     ``scores``, ``attack_results``, ``seeds``, ``seed_groups``, ``scenario_results``,
-    ``scorable_contents``; the keys of :data:`META_KEYS` go to ``meta``, and any other key is a
-    problem (it names a list nothing would read).
+    ``scorable_contents``, ``seed_datasets``, ``pyrit_records``; the keys of :data:`META_KEYS`
+    go to ``meta``, and any other key is a problem (it names a list nothing would read).
 
     Pieces are grouped into messages by (conversation_id, sequence) in source order, and a
     message whose pieces disagree on the role is a problem (contract §3). The conversation target

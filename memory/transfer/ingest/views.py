@@ -26,7 +26,17 @@ from redteam.permissions import RequiredPermissions, TokenScope
 INGEST_PERMISSIONS = [
     f"{app}.{action}_{model}"
     for app, models in (
-        ("memory", ("conversation", "messagepiece", "score", "attackresult", "scenarioresult")),
+        (
+            "memory",
+            (
+                "conversation",
+                "messagepiece",
+                "score",
+                "attackresult",
+                "scenarioresult",
+                "pyritrecord",
+            ),
+        ),
         ("seeds", ("seed", "seedgroup", "seeddataset")),
     )
     for model in models
