@@ -428,6 +428,9 @@ class Profile:
     flat_pieces: bool = False
     #: A score of stored loose content carries it: ``{"scorable_type": "content", value, …}``.
     inline_scorable_content: bool = False
+    #: Keys (``kind.key``), kinds and sections that are not lost but written elsewhere:
+    #: where, for the docs table.
+    moved: Mapping[str, str] = field(default_factory=dict)
     #: What is lost beyond keys, for the docs.
     notes: tuple[str, ...] = ()
 
@@ -522,6 +525,10 @@ PYRIT_1_1 = Profile(
     },
     scores_apart=True,
     inline_scorable_content=True,
+    moved={
+        "piece.scores": "the `scores` section",
+        "scorable_contents": "each score's `scorable`: the content, not its id",
+    },
     notes=(
         "`scorable_contents`: no 1.1.0 call stores a row with a given id; each score of loose "
         "content carries the content instead (`scorable: {scorable_type: content, value, "
@@ -552,6 +559,7 @@ PYRIT_0_12 = Profile(
         "seed_group": Shape(keys=("seeds",), nested={"seeds": ("seed", "list")}),
     },
     flat_pieces=True,
+    moved={"conversation": "`prompt_target_identifier` of each piece; `retries` are lost"},
     notes=(
         "`conversations` become `message_pieces`, a flat list of `MessagePiece.to_dict()` "
         "(scores embedded) as 0.12's `export_conversations` wrote: the conversation's "
@@ -608,8 +616,14 @@ def dropped_keys(profile: Profile, kind: str) -> tuple[str, ...] | None:
     return tuple(key for key in REDLINE_KEYS[kind] if key not in kept)
 
 
+def _moved(profile: Profile, what: str, label: str) -> str:
+    where = profile.moved.get(what)
+    return f"{label} (moved to {where})" if where else label
+
+
 def drops_table() -> str:
-    """The Markdown table of what each non-default profile drops (``docs/export.md``)."""
+    """The Markdown table of what each non-default profile drops, then each profile's notes
+    (``docs/export.md`` holds a copy between ``profile-drops`` markers)."""
     profiles = [p for p in PROFILES.values() if not p.lossless]
     lines = [
         "| object | " + " | ".join(f"`{p.name}` drops" for p in profiles) + " |",
@@ -620,12 +634,19 @@ def drops_table() -> str:
         for profile in profiles:
             keys = dropped_keys(profile, kind)
             if keys is None:
-                cells.append("the whole object")
+                cells.append(_moved(profile, kind, "the whole object"))
             else:
-                cells.append(", ".join(f"`{k}`" for k in keys) or "nothing")
+                named = [_moved(profile, f"{kind}.{k}", f"`{k}`") for k in keys]
+                cells.append(", ".join(named) or "nothing")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    sections = [name for name in REDLINE.sections if any(name not in p.sections for p in profiles)]
-    for name in sections:
-        cells = ["the section" if name not in p.sections else "—" for p in profiles]
+    for name in REDLINE.sections:
+        if all(name in p.sections for p in profiles):
+            continue
+        cells = [
+            "—" if name in profile.sections else _moved(profile, name, "the section")
+            for profile in profiles
+        ]
         lines.append(f"| section `{name}` | " + " | ".join(cells) + " |")
+    lines.append("")
+    lines += [f"- `{p.name}`: {note}" for p in profiles for note in p.notes]
     return "\n".join(lines) + "\n"
