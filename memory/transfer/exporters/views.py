@@ -77,7 +77,8 @@ def _flag(name: str, value: str) -> bool:
         "exported piece shows), `scenario_results` (attack results embedded), "
         "`attack_results` (1.1.0 dumps, `last_response` / `last_score` embedded), `seeds`, "
         "`seed_groups`. Posting it to `/api/v1/ingest/` of an empty Redline recreates the "
-        "same memory. Streamed; `format=jsonl` gives one single-item envelope per line; "
+        "same memory. `profile=pyrit-1.1` / `pyrit-0.12` writes only what that PyRIT version "
+        "loads as it is. Streamed; `format=jsonl` gives one single-item envelope per line; "
         "`with_media=true` a zip of the document and the media files (see docs/export.md)."
     ),
     parameters=[
