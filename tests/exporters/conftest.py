@@ -20,6 +20,7 @@ from memory.models import (
 )
 from memory.models.media import media_store
 from memory.storage.media import media_attach
+from memory.transfer.exporters.profiles import export_profile
 from memory.transfer.exporters.selection import export_filters
 from memory.transfer.exporters.stream import memory_export_stream
 from memory.transfer.ingest.service import ingest
@@ -49,17 +50,23 @@ def stored_counts() -> dict[str, int]:
     return {name: model.objects.count() for name, model in STORED.items()}
 
 
-def export_bytes(*, fmt: str = "json", with_media: bool = False, **filters: Any) -> bytes:
+def export_bytes(
+    *, fmt: str = "json", with_media: bool = False, profile: str | None = None, **filters: Any
+) -> bytes:
     """Run an export as the command and the API do, and return all of its bytes."""
     stream = memory_export_stream(
-        filters=export_filters(**filters), fmt=fmt, with_media=with_media, chunk_size=7
+        filters=export_filters(**filters),
+        fmt=fmt,
+        with_media=with_media,
+        chunk_size=7,
+        profile=export_profile(name=profile),
     )
     return b"".join(stream.chunks)
 
 
-def export_doc(**filters: Any) -> dict[str, Any]:
+def export_doc(*, profile: str | None = None, **filters: Any) -> dict[str, Any]:
     """The JSON export document, parsed."""
-    return json.loads(export_bytes(**filters))
+    return json.loads(export_bytes(profile=profile, **filters))
 
 
 def ingest_ok(payload: Any) -> dict[str, Any]:

@@ -79,6 +79,15 @@ def test_filters_are_the_commands(viewer_client, memory_110):
     )
 
 
+def test_profile_gives_the_commands_profile_document(viewer_client, memory_110):
+    response = viewer_client.get(URL, {"profile": "pyrit-1.1", "format": "jsonl"})
+
+    assert response.status_code == 200
+    body = _body(response)
+    assert body == export_bytes(fmt="jsonl", profile="pyrit-1.1")
+    assert body.startswith(b'{"export_format":"redline-export/1+pyrit-1.1"}\n')
+
+
 def test_with_media_is_a_zip(viewer_client, memory_110):
     response = viewer_client.get(URL, {"with_media": "true", "format": "jsonl"})
 
@@ -96,6 +105,7 @@ def test_with_media_is_a_zip(viewer_client, memory_110):
         ({"labels": "operator"}, "detail", "not a label filter"),
         ({"with_media": "maybe"}, "with_media", "not a boolean"),
         ({"format": "xml"}, "format", "use json or jsonl"),
+        ({"profile": "pyrit-2.0"}, "profile", "'pyrit-2.0' is not a profile; use one of redline"),
         ({"conversation_id": "x\x00"}, "detail", "null characters"),
     ],
 )
@@ -112,6 +122,9 @@ def test_openapi_documents_the_endpoint(viewer_client):
 
     names = {p["name"] for p in operation["parameters"]}
     assert {"format", "conversation_id", "labels", "attack_class", "since", "with_media"} <= names
+    (profile,) = [p for p in operation["parameters"] if p["name"] == "profile"]
+    assert set(profile["schema"]["enum"]) == {"redline", "pyrit-1.1", "pyrit-0.12"}
+    assert profile["schema"]["default"] == "redline"
     assert {"application/json", "application/x-ndjson", "application/zip"} <= set(
         operation["responses"]["200"]["content"]
     )

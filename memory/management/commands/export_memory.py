@@ -14,7 +14,13 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from memory.transfer.exporters.document import DEFAULT_CHUNK_SIZE, SECTIONS
-from memory.transfer.exporters.selection import ExportFilterError, export_filters, export_selection
+from memory.transfer.exporters.profiles import DEFAULT_PROFILE, PROFILES, export_profile
+from memory.transfer.exporters.selection import (
+    ExportFilterError,
+    export_filters,
+    export_selection,
+    with_piece_scores,
+)
 from memory.transfer.exporters.stream import ExportStream, memory_export_stream
 
 #: Seconds between progress lines when stderr is not a terminal.
@@ -27,7 +33,7 @@ class _Progress:
     def __init__(self, stream: Any, totals: dict[str, int] | None) -> None:
         self.stream = stream
         self.totals = totals
-        self.done = dict.fromkeys(SECTIONS, 0)
+        self.done: dict[str, int] = {}
         self.started = self.last_log = time.monotonic()
         self.bar: Progress | None = None
         self.tasks: dict[str, Any] = {}
@@ -41,14 +47,17 @@ class _Progress:
                 transient=False,
             )
             self.tasks = {
-                name: self.bar.add_task(name, total=totals.get(name) or 0) for name in SECTIONS
+                name: self.bar.add_task(name, total=total) for name, total in totals.items()
             }
             self.bar.start()
 
     def __call__(self, section: str) -> None:
-        self.done[section] += 1
+        self.done[section] = self.done.get(section, 0) + 1
         if self.bar is not None:
-            self.bar.advance(self.tasks[section])
+            # A profile may write a section under another name (pieces for conversations):
+            # those items have no bar.
+            if section in self.tasks:
+                self.bar.advance(self.tasks[section])
             return
         now = time.monotonic()
         if now - self.last_log >= LOG_EVERY:
@@ -98,6 +107,13 @@ class Command(BaseCommand):
         parser.add_argument(
             "--chunk-size", type=int, default=DEFAULT_CHUNK_SIZE, help="Rows read per query."
         )
+        parser.add_argument(
+            "--profile",
+            choices=list(PROFILES),
+            default=DEFAULT_PROFILE,
+            help="redline: everything (default); pyrit-1.1, pyrit-0.12: only what that PyRIT "
+            "version loads as it is (docs/export.md lists what each drops).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         out = options["out"]
@@ -112,10 +128,19 @@ class Command(BaseCommand):
                 attack_class=options["attack_class"],
                 since=options["since"],
             )
+            profile = export_profile(name=options["profile"])
             totals = None
             if sys.stderr.isatty():
                 selection = export_selection(filters=filters)
-                totals = {name: getattr(selection, name).count() for name in SECTIONS}
+                if profile.scores_apart:
+                    selection = with_piece_scores(selection)
+                # Items per written section; flat pieces are not counted ahead (no bar).
+                totals = {
+                    profile.sections[name]: getattr(selection, name).count()
+                    for name in SECTIONS
+                    if name in profile.sections
+                    and not (name == "conversations" and profile.flat_pieces)
+                }
             progress = _Progress(sys.stderr, totals)
             stream = memory_export_stream(
                 filters=filters,
@@ -123,6 +148,7 @@ class Command(BaseCommand):
                 with_media=options["with_media"],
                 chunk_size=options["chunk_size"],
                 on_item=progress,
+                profile=profile,
             )
         except ExportFilterError as exc:
             raise CommandError(str(exc)) from exc

@@ -24,7 +24,13 @@ from itertools import batched
 from typing import Any
 
 from memory.models import MediaBlob, MediaLocation, MessagePiece
-from memory.transfer.exporters.document import EXPORT_FORMAT, MemoryExport, document, dumps, encoded
+from memory.transfer.exporters.document import (
+    MemoryExport,
+    document,
+    dumps,
+    encoded,
+    export_format,
+)
 from seeds.models import Seed
 
 #: Bytes read from a stored blob at a time.
@@ -126,6 +132,10 @@ def zip_stream(export: MemoryExport, *, fmt: str) -> Iterator[bytes]:
                         out.write(data)
                         yield from pipe.drain()
                 manifest.append(entry)
-        body = {"export_format": EXPORT_FORMAT, "document": document_name, "media": manifest}
+        body = {
+            "export_format": export_format(export.profile),
+            "document": document_name,
+            "media": manifest,
+        }
         archive.writestr(_member("manifest.json", deflate=True), dumps(body) + "\n")
     yield from pipe.drain()

@@ -29,7 +29,14 @@ from django.db.models import Prefetch, TextField, Value
 from django.db.models.fields.json import KT
 from django.db.models.functions import Coalesce
 
-from memory.models import AttackResult, MessagePiece, PyritRecord, RelatedConversation, Score
+from memory.models import (
+    AttackResult,
+    MessagePiece,
+    PyritRecord,
+    RelatedConversation,
+    ScorableContent,
+    Score,
+)
 from memory.storage.selectors import identifier_dicts_for, piece_converters_prefetch
 from memory.transfer.api.serializers import (
     AttackResultSerializer,
@@ -37,7 +44,8 @@ from memory.transfer.api.serializers import (
     ScoreSerializer,
     piece_context,
 )
-from memory.transfer.exporters.selection import ExportSelection
+from memory.transfer.exporters.profiles import REDLINE, Profile
+from memory.transfer.exporters.selection import ExportSelection, with_piece_scores
 from memory.transfer.exporters.serializers import (
     ExportConversationSerializer,
     ExportPieceSerializer,
@@ -94,8 +102,10 @@ def encode(text: str) -> bytes:
 class MemoryExport:
     """One export: the sections of a selection, as streams of JSON items.
 
-    ``media_blob_ids`` collects the stored media the written items show (for ``--with-media``);
-    ``counts`` the items written per section; ``on_item(section)`` is called after each item.
+    ``profile`` cuts each item down to what one PyRIT version loads (``profiles.py``; the
+    default keeps everything). ``media_blob_ids`` collects the stored media the written items
+    show (for ``--with-media``); ``counts`` the items written per section, by the name the
+    section is written under; ``on_item(section)`` is called after each item.
     """
 
     def __init__(
@@ -105,20 +115,28 @@ class MemoryExport:
         request: Any = None,
         chunk_size: int = DEFAULT_CHUNK_SIZE,
         on_item: Callable[[str], None] | None = None,
+        profile: Profile = REDLINE,
     ) -> None:
-        self.selection = selection
+        # A profile that takes scores out of pieces writes all of them in ``scores``.
+        self.selection = with_piece_scores(selection) if profile.scores_apart else selection
         self.request = request
         self.chunk_size = chunk_size
         self.on_item = on_item
+        self.profile = profile
         self.media_blob_ids: set[int] = set()
-        self.counts: dict[str, int] = dict.fromkeys(SECTIONS, 0)
+        self.counts: dict[str, int] = {
+            profile.sections[name]: 0 for name in SECTIONS if name in profile.sections
+        }
 
     # --- the sections ----------------------------------------------------------------------
 
     def sections(self) -> Iterator[tuple[str, Iterator[Fragments]]]:
-        """``(name, items)`` in document order; each item is a stream of fragments."""
+        """``(name, items)`` in document order, under the names the profile writes them;
+        each item is a stream of fragments."""
         for name in SECTIONS:
-            yield name, self._counted(name, getattr(self, f"_{name}")())
+            if name in self.profile.sections:
+                written = self.profile.sections[name]
+                yield written, self._counted(written, getattr(self, f"_{name}")())
 
     def _counted(self, name: str, items: Iterator[Fragments]) -> Iterator[Fragments]:
         for item in items:
@@ -142,6 +160,7 @@ class MemoryExport:
             self._note_piece_media(pieces)
             context = {
                 "request": self.request,
+                "embed_scores": not self.profile.scores_apart,
                 **piece_context(pieces, *(c.target_identifier_id for c in chunk)),
             }
             by_conversation = {
@@ -152,9 +171,14 @@ class MemoryExport:
             for conversation in chunk:
                 context["pieces"] = by_conversation.get(conversation.pk, [])
                 data = serializer.to_representation(conversation)
-                if _target_implied(conversation, context["pieces"]):
+                if self.profile.lossless and _target_implied(conversation, context["pieces"]):
                     data["conversation"]["target_identifier"] = None
-                yield iter((dumps(data),))
+                if self.profile.flat_pieces:
+                    for message in data["messages"]:
+                        for piece in message["message_pieces"]:
+                            yield iter((dumps(self.profile.shape("piece", piece)),))
+                    continue
+                yield iter((dumps(self.profile.shape("conversation_item", data)),))
 
     def _scorable_contents(self) -> Iterator[Fragments]:
         rows = self.selection.scorable_contents.order_by("timestamp", "id")
@@ -168,8 +192,26 @@ class MemoryExport:
         for chunk in self._chunks(rows):
             identifiers = identifier_dicts_for(pks=[s.scorer_class_identifier_id for s in chunk])
             serializer = ScoreSerializer(context={"identifiers": identifiers})
+            contents = self._scored_contents(chunk)
             for score in chunk:
-                yield iter((dumps(serializer.to_representation(score)),))
+                data = serializer.to_representation(score)
+                scorable = data.get("scorable") or {}
+                content = contents.get(str(scorable.get("content_id")))
+                if content is not None and scorable.get("scorable_type") == "content_entry":
+                    data["scorable"] = {
+                        "scorable_type": "content",
+                        "value": content.value,
+                        "data_type": content.data_type,
+                    }
+                yield iter((dumps(self.profile.shape("score", data)),))
+
+    def _scored_contents(self, scores: Iterable[Score]) -> dict[str, ScorableContent]:
+        """The stored loose content of ``scores``, by id, when the profile inlines it (one
+        query per chunk); else nothing."""
+        if not self.profile.inline_scorable_content:
+            return {}
+        ids = [s.scorable_content_id for s in scores if s.scorable_content_id is not None]
+        return {str(c.id): c for c in ScorableContent.objects.filter(pk__in=ids)} if ids else {}
 
     def _scenario_results(self) -> Iterator[Fragments]:
         """Scenarios with their attack results embedded, in two streams read side by side.
@@ -215,7 +257,7 @@ class MemoryExport:
                 context={"identifiers": identifier_dicts_for(pks=pks)}
             )
             for scenario in chunk:
-                data = serializer.to_representation(scenario)
+                data = self.profile.shape("scenario_result", serializer.to_representation(scenario))
                 yield self._scenario_item(scenario, data, embedded)
 
     def _scenario_item(self, scenario: Any, data: dict[str, Any], embedded: _Peekable) -> Fragments:
@@ -231,6 +273,7 @@ class MemoryExport:
             0
         ].attribution_parent_id == scenario.pk:
             attack, item = next(embedded)
+            item = self.profile.shape("attack_result", item)
             name = attack.export_collection
             if name != current:
                 opening = "" if current is None else "],"
@@ -244,7 +287,7 @@ class MemoryExport:
         rows = self._attack_queryset().filter(pk__in=self.selection.attack_results.values("pk"))
         for chunk in self._chunks(rows.order_by("timestamp", "id")):
             for item in self._attack_dicts(chunk):
-                yield iter((dumps(item),))
+                yield iter((dumps(self.profile.shape("attack_result", item)),))
 
     def _seed_datasets(self) -> Iterator[Fragments]:
         serializer = SeedDatasetSerializer()
@@ -261,7 +304,7 @@ class MemoryExport:
             serializer = SeedSerializer(context={"request": self.request})
             for seed in chunk:
                 self._note_media(seed.media_id)
-                yield iter((dumps(serializer.to_representation(seed)),))
+                yield iter((dumps(self.profile.shape("seed", serializer.to_representation(seed))),))
 
     def _seed_groups(self) -> Iterator[Fragments]:
         rows = self.selection.seed_groups.prefetch_related(
@@ -273,7 +316,8 @@ class MemoryExport:
             for group in chunk:
                 for seed in group.seeds.all():
                     self._note_media(seed.media_id)
-                yield iter((dumps(serializer.to_representation(group)),))
+                data = self.profile.shape("seed_group", serializer.to_representation(group))
+                yield iter((dumps(data),))
 
     def _pyrit_records(self) -> Iterator[Fragments]:
         rows = self.selection.pyrit_records.order_by("table", "pk_text")
@@ -404,9 +448,15 @@ def _target_implied(conversation: Any, pieces: list[MessagePiece]) -> bool:
     return first == target
 
 
+def export_format(profile: Profile) -> str:
+    """The ``export_format`` a document of ``profile`` states: ``redline-export/1``, or with
+    ``+<profile>`` for a cut-down one (ingestion reads it as meta only)."""
+    return EXPORT_FORMAT if profile.lossless else f"{EXPORT_FORMAT}+{profile.name}"
+
+
 def json_document(export: MemoryExport) -> Iterator[str]:
     """One JSON object: ``{"export_format": …, "conversations": [...], …}``, an item a line."""
-    yield f'{{"export_format":{dumps(EXPORT_FORMAT)}'
+    yield f'{{"export_format":{dumps(export_format(export.profile))}'
     for name, items in export.sections():
         yield f',\n"{name}":['
         empty = True
@@ -423,7 +473,7 @@ def jsonl_document(export: MemoryExport) -> Iterator[str]:
 
     Every line can be posted to the ingestion API on its own, in file order.
     """
-    yield dumps({"export_format": EXPORT_FORMAT}) + "\n"
+    yield dumps({"export_format": export_format(export.profile)}) + "\n"
     for name, items in export.sections():
         for item in items:
             yield f'{{"{name}":['

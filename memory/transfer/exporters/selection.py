@@ -22,7 +22,7 @@ related and last-response conversations. Everything stays a QuerySet evaluated i
 from __future__ import annotations
 
 import datetime as dt
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.http import QueryDict
@@ -156,6 +156,22 @@ def _loose_scores() -> QuerySet[Score]:
     stored. The others go under their piece, so each score is exported once."""
     own = MessagePiece.objects.filter(pk=OuterRef("message_piece_id"), original_prompt_id=F("pk"))
     return Score.objects.filter(~Exists(own))
+
+
+def with_piece_scores(selection: ExportSelection) -> ExportSelection:
+    """``selection`` whose ``scores`` also hold the scores written under the exported pieces.
+
+    For profiles whose pieces carry no scores (PyRIT 1.x): each score is still written once,
+    now in ``scores`` — the loose ones as selected, plus those of the exported conversations'
+    original pieces (a score names the original, contract §6.4).
+    """
+    originals = MessagePiece.objects.filter(
+        message__conversation__in=selection.conversations.values("pk"), original_prompt_id=F("pk")
+    )
+    scores = Score.objects.filter(
+        Q(pk__in=selection.scores.values("pk")) | Q(message_piece_id__in=originals.values("pk"))
+    )
+    return replace(selection, scores=scores)
 
 
 def export_selection(*, filters: ExportFilters) -> ExportSelection:

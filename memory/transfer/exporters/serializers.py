@@ -79,7 +79,8 @@ class ExportPieceSerializer(MessagePieceSerializer):
     def get_scores(self, piece: MessagePiece) -> list[dict[str, Any]]:
         # Each score once: under the piece it names, the original (its copies show it in
         # PyRIT too, contract §6.4, but a document that repeats it cannot be loaded as is).
-        if piece.id != piece.original_prompt_id:
+        # Profiles that write scores apart (PyRIT 1.x) embed none.
+        if piece.id != piece.original_prompt_id or not self.context.get("embed_scores", True):
             return []
         scores = self.context["scores"].get(piece.id, [])
         return [self.score_serializer.to_representation(score) for score in scores]

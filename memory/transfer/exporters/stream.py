@@ -8,6 +8,7 @@ from typing import Any
 
 from memory.transfer.exporters.archive import zip_stream
 from memory.transfer.exporters.document import DEFAULT_CHUNK_SIZE, MemoryExport, document, encoded
+from memory.transfer.exporters.profiles import REDLINE, Profile
 from memory.transfer.exporters.selection import ExportFilters, export_selection
 
 #: Document formats: name -> (content type, file suffix).
@@ -36,17 +37,23 @@ def memory_export_stream(
     request: Any = None,
     chunk_size: int = DEFAULT_CHUNK_SIZE,
     on_item: Callable[[str], None] | None = None,
+    profile: Profile = REDLINE,
 ) -> ExportStream:
     """Start an export of the memory ``filters`` select, as a lazy stream of bytes.
 
     Filters are checked here (``ExportFilterError``), before a byte is produced; the rows are
-    read while the stream is consumed. ``request`` makes media links absolute.
+    read while the stream is consumed. ``request`` makes media links absolute; ``profile``
+    cuts the document down to what one PyRIT version loads (``profiles.py``).
     """
     if fmt not in FORMATS:
         raise ValueError(f"unknown export format {fmt!r}; use json or jsonl")
     selection = export_selection(filters=filters)
     export = MemoryExport(
-        selection=selection, request=request, chunk_size=chunk_size, on_item=on_item
+        selection=selection,
+        request=request,
+        chunk_size=chunk_size,
+        on_item=on_item,
+        profile=profile,
     )
     if with_media:
         return ExportStream(export, zip_stream(export, fmt=fmt), ZIP_CONTENT_TYPE, "zip")

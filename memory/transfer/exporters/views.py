@@ -19,6 +19,12 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from memory.transfer.exporters.profiles import (
+    DEFAULT_PROFILE,
+    PROFILES,
+    UnknownProfileError,
+    export_profile,
+)
 from memory.transfer.exporters.selection import ExportFilterError, export_filters
 from memory.transfer.exporters.stream import memory_export_stream
 from redteam.core.downloads import file_stamp, streaming_download
@@ -72,7 +78,8 @@ def _flag(name: str, value: str) -> bool:
         "exported piece shows), `scenario_results` (attack results embedded), "
         "`attack_results` (1.1.0 dumps, `last_response` / `last_score` embedded), `seeds`, "
         "`seed_groups`. Posting it to `/api/v1/ingest/` of an empty Redline recreates the "
-        "same memory. Streamed; `format=jsonl` gives one single-item envelope per line; "
+        "same memory. `profile=pyrit-1.1` / `pyrit-0.12` writes only what that PyRIT version "
+        "loads as it is. Streamed; `format=jsonl` gives one single-item envelope per line; "
         "`with_media=true` a zip of the document and the media files (see docs/export.md)."
     ),
     parameters=[
@@ -107,6 +114,18 @@ def _flag(name: str, value: str) -> bool:
             ),
         ),
         OpenApiParameter(
+            "profile",
+            OpenApiTypes.STR,
+            enum=list(PROFILES),
+            default=DEFAULT_PROFILE,
+            description=(
+                "`redline` (default): everything Redline stores. `pyrit-1.1` / `pyrit-0.12`: "
+                "only the keys and sections that PyRIT version loads as they are (1.1: scores "
+                "apart from pieces; 0.12: conversations as flat `message_pieces`); "
+                "docs/export.md lists what each drops."
+            ),
+        ),
+        OpenApiParameter(
             "with_media",
             OpenApiTypes.BOOL,
             description="A zip of the document and the stored media files it shows.",
@@ -137,6 +156,10 @@ class ExportView(APIView):
         params = request.query_params
         with_media = _flag("with_media", params.get("with_media", ""))
         try:
+            profile = export_profile(name=params.get("profile"))
+        except UnknownProfileError as exc:
+            raise ValidationError({"profile": [str(exc)]}) from None
+        try:
             filters = export_filters(
                 conversation_id=params.get("conversation_id"),
                 labels=params.getlist("labels"),
@@ -148,6 +171,7 @@ class ExportView(APIView):
                 fmt=request.accepted_renderer.format,
                 with_media=with_media,
                 request=request,
+                profile=profile,
             )
         except ExportFilterError as exc:
             return Response({"detail": str(exc)}, status=400)
