@@ -305,7 +305,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI from the vendored sidecar package: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "/favicon.ico",
     "REDOC_DIST": "SIDECAR",
     # One schema enum per PyRIT literal type, however many fields use it.
     "ENUM_NAME_OVERRIDES": {
