@@ -256,6 +256,9 @@ class DemoAttack:
     scores: list[tuple[int, int, ScoreSpec]] = field(default_factory=list)
     error: tuple[str, str, str] | None = None
     metadata: dict = field(default_factory=dict)
+    #: The turns the attack ran; None: its user messages. A prepended conversation (Crescendo's
+    #: opening exchange) is history the attack started from, not a turn it executed.
+    executed_turns: int | None = None
 
 
 def text(value: str, **kw) -> PieceSpec:
@@ -403,7 +406,13 @@ class DemoWriter:
                 attack_identifier=attack.attack,
                 last_response_id=last_response.id if last_response else None,
                 last_score_id=last_score.id if last_score else None,
-                executed_turns=0 if attack.error else user_turns,
+                executed_turns=(
+                    0
+                    if attack.error
+                    else user_turns
+                    if attack.executed_turns is None
+                    else attack.executed_turns
+                ),
                 execution_time_ms=duration,
                 outcome=attack.outcome,
                 outcome_reason=attack.outcome_reason,
@@ -571,6 +580,7 @@ def _multi_turn(w: DemoWriter, index: int, started: datetime, kind: str) -> Demo
         labels=labels,
         started=started,
         metadata={"max_turns": 5, "reviewed": False},
+        executed_turns=rounds,
     )
     for round_number in range(rounds):
         prompt = (

@@ -1,4 +1,5 @@
-"""Template context shared by every server-rendered page: the navigation the user may open.
+"""Template context shared by every server-rendered page: the navigation the user may open,
+and the user's theme.
 
 ``NAVIGATION`` is the one list of top-level destinations. Each names the permission its page
 checks, so the layout, the home page and the error pages show a link exactly when following it
@@ -12,6 +13,8 @@ from dataclasses import dataclass
 
 from django.http import HttpRequest
 from django.urls import reverse
+
+from redteam.models import Theme, UserPreference
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,25 @@ SEARCH_PERMISSIONS = (VIEW_ATTACKS, VIEW_CONVERSATIONS)
 def destinations_for(user) -> dict[str, Destination]:
     """The destinations ``user`` may open, by key, in navigation order."""
     return {d.key: d for d in NAVIGATION if d.allowed(user)}
+
+
+def user_theme(user) -> str:
+    """The user's theme (``redteam.models.Theme``): "system" unless they chose otherwise.
+
+    Reads ``user.preference`` as the login backend loaded it with the user (no query); a user
+    loaded another way costs one query.
+    """
+    if user is None or not user.is_authenticated:
+        return Theme.SYSTEM
+    try:
+        return user.preference.theme
+    except UserPreference.DoesNotExist:
+        return Theme.SYSTEM
+
+
+def theme(request: HttpRequest) -> dict[str, str]:
+    """``theme`` for ``<html data-theme>``: system, light or dark."""
+    return {"theme": user_theme(getattr(request, "user", None))}
 
 
 def navigation(request: HttpRequest) -> dict[str, object]:

@@ -33,6 +33,14 @@ class ApiTokenQuerySet(models.QuerySet):
         )
 
 
+class Theme(models.TextChoices):
+    """The colour scheme of the app and the admin, as a user chooses it."""
+
+    SYSTEM = "system", "System (follow the device)"
+    LIGHT = "light", "Light"
+    DARK = "dark", "Dark"
+
+
 class ApiToken(models.Model):
     """A bearer token for the REST API (``Authorization: Bearer <token>``), stored hashed.
 
@@ -95,13 +103,23 @@ class ApiToken(models.Model):
 
 
 class UserPreference(models.Model):
-    """One user's display settings for the review pages."""
+    """One user's display settings: the review pages' reviewer safety and the colour scheme."""
 
     user = models.OneToOneField(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="preference"
     )
     #: Blur images (and video) of pieces that carry harm categories until clicked.
     blur_harmful_media = models.BooleanField(default=True)
+    #: Light, dark, or whatever the device prefers (``prefers-color-scheme``).
+    theme = models.CharField(max_length=6, choices=Theme.choices, default=Theme.SYSTEM)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(theme__in=Theme.values),
+                name="%(app_label)s_%(class)s_theme_valid",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"preferences of {self.user}"

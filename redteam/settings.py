@@ -118,7 +118,8 @@ MIDDLEWARE = [
 # --- Logins: lockout after repeated failures (django-axes, docs/deployment.md) ---------------
 AUTHENTICATION_BACKENDS = [
     "axes.backends.AxesStandaloneBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, loading the user's preferences (theme) with the user.
+    "redteam.auth_backends.PreferenceModelBackend",
 ]
 AXES_ENABLED = env_bool("LOGIN_LOCKOUT", True)
 # Failed attempts for one username from one address before that pair is locked out.
@@ -145,6 +146,7 @@ TEMPLATES = [
                 "django.contrib.messages.context_processors.messages",
                 "django.template.context_processors.csp",
                 "redteam.context.navigation",
+                "redteam.context.theme",
             ],
         },
     },
@@ -305,7 +307,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_PERMISSIONS": ["rest_framework.permissions.IsAuthenticated"],
     # Swagger UI from the vendored sidecar package: no CDN.
     "SWAGGER_UI_DIST": "SIDECAR",
-    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "/favicon.ico",
     "REDOC_DIST": "SIDECAR",
     # One schema enum per PyRIT literal type, however many fields use it.
     "ENUM_NAME_OVERRIDES": {

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template import loader
+from django.views.decorators.cache import cache_control
+from django.views.decorators.http import require_safe
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -17,6 +21,18 @@ def healthz(request: HttpRequest) -> JsonResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"status": "ok"})
+
+
+#: Redline's icon, shipped with the app (pages link the SVG beside it from the static files).
+FAVICON = Path(__file__).resolve().parent / "static" / "redteam" / "favicon.ico"
+
+
+@require_safe
+@cache_control(max_age=86400, public=True)
+def favicon(request: HttpRequest) -> HttpResponse:
+    """``/favicon.ico``: browsers ask for it on pages that name no icon (JSON answers, the
+    browsable API, downloads) and logged a 404 each time."""
+    return HttpResponse(FAVICON.read_bytes(), content_type="image/x-icon")
 
 
 # --- Error pages: the app's layout for pages, the API's {"detail": …} shape for the API -------

@@ -17,7 +17,7 @@ import uuid
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import Any
 
@@ -39,7 +39,7 @@ from django.db.models import (
     UUIDField,
     Value,
 )
-from django.db.models.functions import Cast, Coalesce, Floor, Least, Substr, TruncDay
+from django.db.models.functions import Cast, Coalesce, Floor, Least, Substr, TruncDay, TruncHour
 from django.utils import timezone
 
 from memory.models import (
@@ -834,12 +834,20 @@ class TrendPoint:
 
 @dataclass(frozen=True)
 class Trend:
-    """Volume and success rate per day or week, optionally split by target or attack class."""
+    """Volume and success rate per hour, day or week, optionally split by target or attack
+    class."""
 
     period: str
     split: Dimension | None
     points: list[TrendPoint]
     series_keys: list[Any]
+
+    def label(self, point: TrendPoint) -> str:
+        """The period's start as the page and the CSV name it: a date, or a date and hour."""
+        local = timezone.localtime(point.start)
+        if self.period == "hour":
+            return local.strftime("%Y-%m-%d %H:%M")
+        return local.date().isoformat()
 
 
 def _period_params(scope: Scope, start: datetime, end: datetime) -> Params:
@@ -869,24 +877,33 @@ def _parse_moment(value: str) -> datetime | None:
 
 #: With ``period="auto"``, more days than this are shown as weeks.
 AUTO_WEEKS_AFTER_DAYS = 120
+#: With ``period="auto"``, attacks spanning at most this long are shown per hour: a day's
+#: attacks drawn per day were one bar and one point.
+AUTO_HOURS_UP_TO = timedelta(hours=48)
+PERIODS = ("auto", "hour", "day", "week")
 
 
 def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Trend:
-    """Attacks and success rate per day or week (in the current time zone).
+    """Attacks and success rate per hour, day or week (in the current time zone).
 
-    ``period`` is "day", "week" (ISO weeks, from Monday) or "auto" (weeks when the attacks
-    span more than ``AUTO_WEEKS_AFTER_DAYS`` days). ``split`` ("attack_class" or
+    ``period`` is "hour", "day", "week" (ISO weeks, from Monday) or "auto" (hours when the
+    attacks span at most ``AUTO_HOURS_UP_TO``, weeks when they span more than
+    ``AUTO_WEEKS_AFTER_DAYS`` days, days in between). ``split`` ("attack_class" or
     "target_model") adds one series per group. Periods without attacks between the first and
     the last are included (zero volume, no rate). One query (two with ``split``): counts
-    per day, folded into weeks here.
+    per day, or per hour for "hour" and "auto", folded into longer periods here.
     """
-    if period not in ("auto", "day", "week"):
-        raise ValueError("period must be 'auto', 'day' or 'week'")
+    if period not in PERIODS:
+        raise ValueError("period must be 'auto', 'hour', 'day' or 'week'")
     if split is not None and split not in TREND_SPLITS:
         raise ValueError(f"split must be one of {TREND_SPLITS}")
     tz = timezone.get_current_timezone()
     dimension = DIMENSIONS[split] if split else None
-    values: dict[str, Any] = {"start": _day(scope, tz), "out": scope.outcome}
+    hourly = period in ("auto", "hour")
+    values: dict[str, Any] = {
+        "start": _hour(scope, tz) if hourly else _day(scope, tz),
+        "out": scope.outcome,
+    }
     if dimension:
         values["series"] = dimension.expression()
     rows = list(scope.attacks.values(**values).annotate(count=Count("*")).order_by())
@@ -896,17 +913,20 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
             row["start"] = timezone.make_aware(datetime.fromisoformat(row["start"]), tz)
         if dimension:
             row["series"] = _name(dimension, row["series"], names)
-    days = [row["start"] for row in rows]
+    starts = [row["start"] for row in rows]
     if period == "auto":
-        span = (max(days) - min(days)).days if days else 0
-        period = "week" if span > AUTO_WEEKS_AFTER_DAYS else "day"
+        span = max(starts) - min(starts) if starts else timedelta(0)
+        if span <= AUTO_HOURS_UP_TO:
+            period = "hour"
+        else:
+            period = "week" if span.days > AUTO_WEEKS_AFTER_DAYS else "day"
     per_period: dict[datetime, OutcomeCounts] = defaultdict(OutcomeCounts)
     per_series: dict[datetime, dict[Any, OutcomeCounts]] = defaultdict(
         lambda: defaultdict(OutcomeCounts)
     )
     series_totals: dict[Any, int] = defaultdict(int)
     for row in rows:
-        start = row["start"] if period == "day" else _week_start(row["start"], tz)
+        start = _period_start(row["start"], period, hourly=hourly, tz=tz)
         per_period[start] = per_period[start].with_outcome(row["out"], row["count"])
         if dimension:
             key = row["series"]
@@ -917,7 +937,7 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
         step = timedelta(days=1 if period == "day" else 7)
         current, last = min(per_period), max(per_period)
         while current <= last:
-            following = _shift(current, step, tz)
+            following = _next_hour(current, tz) if period == "hour" else _shift(current, step, tz)
             points.append(
                 TrendPoint(
                     start=current,
@@ -941,6 +961,32 @@ def _day(scope: Scope, tz: Any) -> Expression:
     if scope.vendor == "sqlite" and str(tz) in ("UTC", "Etc/UTC"):
         return Substr("timestamp", 1, 10)
     return TruncDay("timestamp", tzinfo=tz)
+
+
+def _hour(scope: Scope, tz: Any) -> Expression:
+    """The attack's hour in ``tz`` (on SQLite in UTC: the stored text's first 13 characters,
+    as :func:`_day` does)."""
+    if scope.vendor == "sqlite" and str(tz) in ("UTC", "Etc/UTC"):
+        return Substr("timestamp", 1, 13)
+    return TruncHour("timestamp", tzinfo=tz)
+
+
+def _period_start(start: datetime, period: str, *, hourly: bool, tz: Any) -> datetime:
+    """The start of the ``period`` holding ``start`` (a day's or, when ``hourly``, an hour's)."""
+    if period == "hour":
+        return start
+    day = _local_midnight(start, tz) if hourly else start
+    return day if period == "day" else _week_start(day, tz)
+
+
+def _local_midnight(moment: datetime, tz: Any) -> datetime:
+    local = timezone.localtime(moment, tz).replace(hour=0, minute=0, second=0, microsecond=0)
+    return timezone.make_aware(local.replace(tzinfo=None), tz)
+
+
+def _next_hour(start: datetime, tz: Any) -> datetime:
+    """One hour on in absolute time (local wall time repeats or skips an hour at DST)."""
+    return timezone.localtime(start.astimezone(UTC) + timedelta(hours=1), tz)
 
 
 def _shift(start: datetime, step: timedelta, tz: Any) -> datetime:

@@ -367,14 +367,15 @@ class TrendView(StatsView):
 
     @extend_schema(
         summary="Volume and success rate over time",
-        description="Per day or ISO week in the server's time zone; the range is the "
+        description="Per hour, day or ISO week in the server's time zone; the range is the "
         "`timestamp_after` / `timestamp_before` filter.",
         parameters=[
             OpenApiParameter(
                 "period",
                 str,
-                enum=["auto", "day", "week"],
-                description="auto: weeks when the attacks span over 120 days.",
+                enum=list(ag.PERIODS),
+                description="auto: hours when the attacks span at most 48 hours, weeks when "
+                "they span over 120 days, days in between.",
             ),
             OpenApiParameter(
                 "split",

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.utils import timezone
+
 from memory.dashboards import aggregates as ag
 from memory.dashboards.widgets import DashboardRequest
 from redteam.core.stats import HISTOGRAM_BINS, OutcomeCounts
@@ -275,7 +277,7 @@ def trend_chart(request: DashboardRequest, trend: ag.Trend, *, max_series: int =
         volume = point.counts.attacks
         h = plot_h * volume / max_volume
         cx = x + step / 2
-        day = point.start.date().isoformat()
+        day = trend.label(point)
         bars.append(
             {
                 "x": x + step * 0.12,
@@ -338,15 +340,28 @@ def trend_chart(request: DashboardRequest, trend: ag.Trend, *, max_series: int =
         },
     )
     band = " ".join(band_upper + list(reversed(band_lower)))
+    # A volume tick only where it is a whole number of attacks (max 1: "0, 0, 1" before).
     y_ticks = [
-        (y_rate(t), f"{round(t * 100)} %", f"{round(max_volume * t):,}") for t in (0, 0.5, 1)
+        (
+            y_rate(t),
+            f"{round(t * 100)} %",
+            f"{max_volume * t:,.0f}" if t != 0.5 or max_volume % 2 == 0 else "",
+        )
+        for t in (0, 0.5, 1)
     ]
     every = max(1, round(n / 8))
-    x_labels = [
-        (left + i * step + step / 2, p.start.strftime("%d %b"))
-        for i, p in enumerate(points)
-        if i % every == 0
-    ]
+    x_labels = []
+    shown_day = None
+    for i, p in enumerate(points):
+        if i % every:
+            continue
+        local = timezone.localtime(p.start)
+        label = local.strftime("%d %b")
+        if trend.period == "hour":
+            # Hours, with the date where it changes (and on the first label).
+            label = local.strftime("%H:%M" if local.date() == shown_day else "%d %b %H:%M")
+            shown_day = local.date()
+        x_labels.append((left + i * step + step / 2, label))
     return TrendChart(
         width, height, left, right, top, bottom, bars, band, lines, y_ticks, x_labels, max_volume
     )

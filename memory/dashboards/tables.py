@@ -237,7 +237,7 @@ def trend_table(request: DashboardRequest, trend: ag.Trend) -> Table:
     columns = [f"{trend.period} from", split, *COUNT_COLUMNS]
     table = Table("trend", "Trend", columns, numeric=_numeric(columns, 2))
     for point in trend.points:
-        day = point.start.date().isoformat()
+        day = trend.label(point)
         table.rows.append(
             [Cell(day, day), Cell("all", "all"), *count_cells(request, point.counts, point.params)]
         )

@@ -50,7 +50,8 @@ class DashboardOptionsForm(forms.Form):
     )
     label_key = forms.CharField(max_length=255, required=False, strip=True)
     period = forms.ChoiceField(
-        choices=[("auto", "Auto"), ("day", "Day"), ("week", "Week")], required=False
+        choices=[("auto", "Auto"), ("hour", "Hour"), ("day", "Day"), ("week", "Week")],
+        required=False,
     )
     trend_by = forms.ChoiceField(
         choices=[("", "All attacks")]

@@ -1,7 +1,9 @@
-"""Per-user display preferences of the review pages (reviewer safety)."""
+"""Per-user display preferences: reviewer safety on the review pages, and the colour scheme
+of the app and the admin."""
 
 from __future__ import annotations
 
+from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
@@ -12,13 +14,14 @@ from redteam.models import UserPreference
 
 
 def blur_harmful_media(user) -> bool:
-    """The user's "blur media of pieces with harm categories" setting (on by default)."""
-    value = (
-        UserPreference.objects.filter(user=user)
-        .values_list("blur_harmful_media", flat=True)
-        .first()
-    )
-    return True if value is None else value
+    """The user's "blur media of pieces with harm categories" setting (on by default).
+
+    Reads ``user.preference`` as the login backend loaded it with the user: no query.
+    """
+    try:
+        return user.preference.blur_harmful_media
+    except UserPreference.DoesNotExist:
+        return True
 
 
 class PreferenceForm(StoredValuesModelForm):
@@ -26,11 +29,25 @@ class PreferenceForm(StoredValuesModelForm):
 
     class Meta:
         model = UserPreference
-        fields = ["blur_harmful_media"]
-        labels = {"blur_harmful_media": "Blur images and video of pieces with harm categories"}
-        help_texts = {
-            "blur_harmful_media": "Blurred media show when you click them, one at a time."
+        fields = ["blur_harmful_media", "theme"]
+        labels = {
+            "blur_harmful_media": "Blur images and video of pieces with harm categories",
+            "theme": "Theme",
         }
+        help_texts = {
+            "blur_harmful_media": "Blurred media show when you click them, one at a time.",
+            "theme": "For Redline and its admin. System follows your device's light or dark "
+            "setting.",
+        }
+        widgets = {"theme": forms.RadioSelect}
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        # A post without a theme (a form from before themes, a script) keeps the stored one.
+        self.fields["theme"].required = False
+
+    def clean_theme(self) -> str:
+        return self.cleaned_data.get("theme") or self.instance.theme
 
 
 @login_required

@@ -47,6 +47,7 @@ from memory.models import (
     Score,
 )
 from memory.review.rendering import Diff, has_markup, is_long, render_markdown, text_diff
+from memory.review.score_signals import ScoreReading, ScorerShape, ScoreSignal, read_score
 from redteam.core.choices import (
     ChatMessageRole,
     ConversationType,
@@ -289,6 +290,9 @@ class ScoreView:
     percent: float | None = None
     objective_differs: bool = False
     time_text: str = ""
+    #: What the score says about the attack (the chip's colour) and why (its tooltip).
+    signal: str = ScoreSignal.NEUTRAL.value
+    signal_reason: str = ""
 
     @property
     def type_label(self) -> str:
@@ -310,9 +314,11 @@ def score_view(
     last_score_id: uuid.UUID | None,
     objective: str,
     tz: tzinfo,
+    reading: ScoreReading | None = None,
 ) -> ScoreView:
     """Prepare one score (a row of :data:`SCORE_FIELDS`); ``last_score_id`` is the attack's
-    decisive score, if any, and ``objective`` the page's."""
+    decisive score, if any, ``objective`` the page's, and ``reading`` what the score says
+    about the attack (:func:`score_readings`)."""
     value = row["score_value"]
     view = ScoreView(
         id=row["id"],
@@ -331,12 +337,71 @@ def score_view(
         objective_differs=bool(row["objective"]) and row["objective"] != objective,
         time_text=_local(row["timestamp"], tz)[:16],
     )
+    if reading is not None:
+        view.signal, view.signal_reason = reading.signal.value, reading.reason
     if value is not None:
         if view.score_type == ScoreType.TRUE_FALSE:
             view.bool_value = value.lower() == "true"
         elif view.score_type == ScoreType.FLOAT_SCALE and view.numeric_value is not None:
             view.percent = round(view.numeric_value * 100, 1)
     return view
+
+
+#: The identifier child naming the scorers a scorer wraps: composites and inverters nest
+#: ``"children": {"sub_scorers": [...]}`` (contract §9).
+SUB_SCORERS_CHILD = "sub_scorers"
+#: The attack identifier's child naming its objective scorer (contract §10).
+OBJECTIVE_SCORER_CHILD = "objective_scorer"
+
+
+def scorer_shape(node: IdentNode) -> ScorerShape:
+    """The scorer tree under ``node`` as :func:`read_score` needs it (class names only)."""
+    return ScorerShape(
+        class_name=node.row.class_name,
+        sub_scorers=tuple(
+            scorer_shape(child)
+            for name, children in node.children
+            if name == SUB_SCORERS_CHILD
+            for child in children
+        ),
+    )
+
+
+def objective_scorer_hashes(
+    *, attack_trees: Iterable[IdentNode | None], last_scorer: ComponentIdentifier | None
+) -> frozenset[str]:
+    """The attack's objective scorer: the ``objective_scorer`` child anywhere in its attack
+    (or atomic attack) identifier tree, and the scorer of its ``last_score``."""
+    found: set[str] = {last_scorer.hash} if last_scorer is not None else set()
+    stack = [tree for tree in attack_trees if tree is not None]
+    while stack:
+        node = stack.pop()
+        named = node.row.children.get(OBJECTIVE_SCORER_CHILD)
+        found.update(named if isinstance(named, list) else [named] if named else [])
+        stack.extend(child for _, children in node.children for child in children)
+    return frozenset(found)
+
+
+class ScoreReader:
+    """Reads scores for their colour: what each says about the attack, per scorer role."""
+
+    def __init__(self, *, nodes: dict[str, IdentNode], objective_hashes: frozenset[str]):
+        self._nodes = nodes
+        self._objective = objective_hashes
+        self._shapes: dict[str, ScorerShape] = {}
+
+    def __call__(self, row: dict[str, Any], scorer: ComponentIdentifier) -> ScoreReading:
+        shape = self._shapes.get(scorer.hash)
+        if shape is None:
+            node = self._nodes.get(scorer.hash)
+            shape = scorer_shape(node) if node else ScorerShape(class_name=scorer.class_name)
+            self._shapes[scorer.hash] = shape
+        return read_score(
+            score_type=row["score_type"],
+            score_value=row["score_value"],
+            scorer=shape,
+            is_objective=scorer.hash in self._objective,
+        )
 
 
 #: The piece columns a thread shows, in :class:`PieceRow` order.
@@ -483,6 +548,7 @@ class ThreadContext:
     objective: str = ""
     last_score_id: uuid.UUID | None = None
     blur_harmful_media: bool = True
+    objective_scorer_hashes: frozenset[str] = frozenset()
 
 
 @dataclass
@@ -570,6 +636,7 @@ def _build_threads(
     tz = timezone.get_current_timezone()
     threads = {c.pk: ThreadView(conversation=c, messages=[]) for c in conversations}
     by_pk = identifiers.by_pk
+    read = ScoreReader(nodes=identifiers.nodes, objective_hashes=context.objective_scorer_hashes)
     current: MessageView | None = None
     for piece in rows.pieces:
         thread = threads[piece.conversation_pk]
@@ -584,6 +651,7 @@ def _build_threads(
                     last_score_id=context.last_score_id,
                     objective=context.objective,
                     tz=tz,
+                    reading=read(s, by_pk[s["scorer_class_identifier_id"]]),
                 )
                 for s in rows.scores.get(piece.original_prompt_id, ())
             ],
@@ -865,6 +933,19 @@ def _targets(
     return targets
 
 
+def _last_scorer(
+    rows: _Rows, by_pk: dict[int, ComponentIdentifier], last_score_id: uuid.UUID | None
+) -> ComponentIdentifier | None:
+    """The scorer of the attack's ``last_score``, when the page shows that score."""
+    if last_score_id is None:
+        return None
+    for scores in rows.scores.values():
+        for score in scores:
+            if score["id"] == last_score_id:
+                return by_pk.get(score["scorer_class_identifier_id"])
+    return None
+
+
 def _related_views(attack: AttackResult) -> list[RelatedView]:
     message_counts = (
         Message.objects.filter(conversation_id=OuterRef("conversation_id"))
@@ -923,6 +1004,14 @@ def attack_page(
         objective=attack.objective,
         last_score_id=attack.last_score_id,
         blur_harmful_media=blur_harmful_media,
+        objective_scorer_hashes=objective_scorer_hashes(
+            attack_trees=[
+                identifiers.nodes.get(row.hash)
+                for row in (attack.attack_identifier, attack.atomic_attack_identifier)
+                if row is not None
+            ],
+            last_scorer=_last_scorer(rows, identifiers.by_pk, attack.last_score_id),
+        ),
     )
     threads = _build_threads(
         conversations=conversations, rows=rows, identifiers=identifiers, context=context
@@ -986,6 +1075,16 @@ def conversation_page(
         objective=first.objective if first else "",
         last_score_id=first.last_score_id if first else None,
         blur_harmful_media=blur_harmful_media,
+        objective_scorer_hashes=objective_scorer_hashes(
+            attack_trees=[
+                identifiers.nodes.get(first.attack_identifier.hash)
+                if first and first.attack_identifier
+                else None
+            ],
+            last_scorer=_last_scorer(
+                rows, identifiers.by_pk, first.last_score_id if first else None
+            ),
+        ),
     )
     thread = _build_threads(
         conversations=[conversation], rows=rows, identifiers=identifiers, context=context
@@ -1010,10 +1109,12 @@ def conversation_page(
 def piece_scores(*, piece: MessagePiece) -> list[ScoreView]:
     """The scores shown under one piece, for the htmx update after a human score is added.
 
-    The attack whose main conversation holds the piece decides which score is ``last_score``.
+    The attack whose main conversation holds the piece decides which score is ``last_score``
+    and which scorer is its objective scorer.
     """
     attack = (
         AttackResult.objects.filter(conversation_id=piece.message.conversation_id)
+        .select_related("attack_identifier")
         .order_by("-timestamp")
         .first()
     )
@@ -1023,14 +1124,29 @@ def piece_scores(*, piece: MessagePiece) -> list[ScoreView]:
         .values(*SCORE_FIELDS)
     )
     scorers = ComponentIdentifier.objects.in_bulk({r["scorer_class_identifier_id"] for r in rows})
+    attack_row = attack.attack_identifier if attack else None
+    nodes = identifier_rows(roots=[*scorers.values(), attack_row])
+    last_score_id = attack.last_score_id if attack else None
+    last_scorer = next(
+        (scorers[r["scorer_class_identifier_id"]] for r in rows if r["id"] == last_score_id),
+        None,
+    )
+    read = ScoreReader(
+        nodes=nodes,
+        objective_hashes=objective_scorer_hashes(
+            attack_trees=[nodes.get(attack_row.hash) if attack_row else None],
+            last_scorer=last_scorer,
+        ),
+    )
     tz = timezone.get_current_timezone()
     return [
         score_view(
             s,
             scorer=scorers[s["scorer_class_identifier_id"]],
-            last_score_id=attack.last_score_id if attack else None,
+            last_score_id=last_score_id,
             objective=attack.objective if attack else "",
             tz=tz,
+            reading=read(s, scorers[s["scorer_class_identifier_id"]]),
         )
         for s in rows
     ]

@@ -2,7 +2,8 @@
 
 Fixtures:
 - ``browser``: one headless Chromium for the session.
-- ``login_page(user)``: a fresh page whose browser context is logged in as ``user``.
+- ``login_page(user)``: a fresh page whose browser context is logged in as ``user`` (width,
+  height and the device's colour scheme can be set).
 - ``shot(page, name)``: saves a full-page screenshot under ``var/test-artifacts/``.
 - ``viewer``, ``reviewer``, ``curator``, ``ingester`` (``tests/conftest.py``): users in the
   shipped groups, who log in as ``vera``, ``rita``, ``cora``, ``ingrid`` (password
@@ -74,11 +75,14 @@ def _session_cookie(live_server, user) -> dict[str, str]:
 
 @pytest.fixture
 def login_page(browser, live_server) -> Iterator[Callable[..., object]]:
-    """Factory: ``login_page(user, width=1280, height=900)`` -> a logged-in Playwright page."""
+    """Factory: ``login_page(user, width=1280, height=900, color_scheme="light")`` -> a
+    logged-in Playwright page; ``color_scheme`` is the device's (``prefers-color-scheme``)."""
     contexts = []
 
-    def make(user, *, width: int = 1280, height: int = 900):
-        context = browser.new_context(viewport={"width": width, "height": height})
+    def make(user, *, width: int = 1280, height: int = 900, color_scheme: str = "light"):
+        context = browser.new_context(
+            viewport={"width": width, "height": height}, color_scheme=color_scheme
+        )
         context.add_cookies([_session_cookie(live_server, user)])
         contexts.append(context)
         page = context.new_page()

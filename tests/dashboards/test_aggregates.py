@@ -409,6 +409,47 @@ def test_trend_fills_empty_periods_and_folds_weeks(db):
     assert ag.trend(dash().scope, period="auto").period == "day"
 
 
+def test_one_days_attacks_are_drawn_per_hour(db):
+    """A day's attacks per day were one bar and one point: "auto" draws them per hour."""
+    from datetime import UTC, timedelta
+
+    from memory.dashboards.charts import trend_chart
+    from memory.dashboards.tables import trend_table
+    from tests.factories import make_attack
+
+    morning = datetime(2026, 11, 2, 9, 15, tzinfo=UTC)
+    make_attack(timestamp=morning, outcome="success")
+    make_attack(timestamp=morning + timedelta(minutes=20), outcome="failure")
+    make_attack(timestamp=morning + timedelta(hours=3), outcome="failure")
+    trend = ag.trend(dash().scope)
+    assert trend.period == "hour"
+    assert [trend.label(p) for p in trend.points] == [
+        "2026-11-02 09:00",
+        "2026-11-02 10:00",
+        "2026-11-02 11:00",
+        "2026-11-02 12:00",
+    ]
+    assert [p.counts.attacks for p in trend.points] == [2, 0, 0, 1]
+    assert trend.points[0].counts == OutcomeCounts(successes=1, failures=1)
+    # An hour's drill-down selects exactly that hour's attacks.
+    first = trend.points[0]
+    assert dict(first.params) == {
+        "timestamp_after": "2026-11-02T09:00:00+00:00",
+        "timestamp_before": "2026-11-02T09:59:59.999999+00:00",
+    }
+    assert len(filtered_ids(urlencode(first.params))) == 2
+    # Drawn and tabulated per hour; "day" folds the same rows into one day.
+    request = dash()
+    assert trend_chart(request, trend).x_labels[0][1] == "02 Nov 09:00"
+    assert trend_table(request, trend).rows[0][0].text == "2026-11-02 09:00"
+    days = ag.trend(dash().scope, period="day")
+    assert [(days.label(p), p.counts.attacks) for p in days.points] == [("2026-11-02", 3)]
+    assert ag.trend(dash().scope, period="hour").period == "hour"
+    # Over two days apart: per day again.
+    make_attack(timestamp=morning + timedelta(days=2, hours=1), outcome="failure")
+    assert ag.trend(dash().scope).period == "day"
+
+
 @pytest.mark.parametrize("query", ["", "labels=operation:op_blue_heron"])
 def test_scorer_distributions_match_the_export(world, pyrit_memory, query):
     export = pyrit_memory.export

@@ -69,6 +69,11 @@ def test_page_shows_every_widget(viewer_client, pyrit_memory):
     svgs = [a for p in pages for tag, a in p.tags if tag == "svg"]
     assert len(svgs) >= 10
     assert all(float(a["width"]) > 0 and float(a["height"]) > 0 for a in svgs)
+    # The heat map says what its colours, hatching and dashes mean.
+    html = viewer_client.get("/dashboards/").content.decode()
+    legend = html[html.index('class="legend heat-legend"') :][:800]
+    assert "success rate" in legend and "fewer than 10 decided attacks" in legend
+    assert "no decided attack" in legend
 
 
 @pytest.mark.parametrize("query", QUERIES)

@@ -157,3 +157,21 @@ def test_progress_counts_only_committed_rows(monkeypatch):
     assert MessagePiece.objects.count() == 80
     assert reports[-1]["done"] == reports[-1]["stored"] == 81
     assert all(r["done"] <= r["stored"] for r in reports)
+
+
+def test_help_and_docs_state_the_real_default_chunk_size():
+    """`import_pyrit --help` and docs/import.md name the chunk size the importer uses."""
+    import re
+    from pathlib import Path
+
+    from django.core.management import get_commands, load_command_class
+
+    from memory.transfer.importers.runner import DEFAULT_CHUNK_ROWS
+
+    command = load_command_class(get_commands()["import_pyrit"], "import_pyrit")
+    help_text = " ".join(command.create_parser("manage.py", "import_pyrit").format_help().split())
+    assert f"Source rows per transaction (default {DEFAULT_CHUNK_ROWS})." in help_text
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "import.md").read_text()
+    stated = {int(n.replace(",", "")) for n in re.findall(r"default ([\d,]+)", docs)}
+    assert stated == {DEFAULT_CHUNK_ROWS}
+    assert "`--chunk-rows N`" in docs

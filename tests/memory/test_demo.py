@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
+import re
+
 import pytest
 from django.core.management import CommandError, call_command
 from django.db.models import F
@@ -96,3 +99,26 @@ def test_demo_refuses_a_non_empty_database_unless_if_empty(demo):
         call_command("demo", verbosity=0)
     call_command("demo", "--if-empty", verbosity=0)
     assert AttackResult.objects.count() == attacks
+
+
+def test_executed_turns_agree_with_the_outcome_reason_and_the_thread(demo):
+    """A reason saying "achieved in 3 turns" sits next to "Executed turns 3"; a prepended
+    exchange (Crescendo's opening, answered by a simulated assistant) is no executed turn."""
+    checked = 0
+    for attack in AttackResult.objects.exclude(outcome=AttackOutcome.ERROR):
+        roles = list(
+            Message.objects.filter(conversation=attack.conversation)
+            .order_by("sequence")
+            .values_list("role", flat=True)
+        )
+        prepended = sum(
+            1
+            for role, following in itertools.pairwise(roles)
+            if role == ChatMessageRole.USER and following == ChatMessageRole.SIMULATED_ASSISTANT
+        )
+        assert attack.executed_turns == roles.count(ChatMessageRole.USER) - prepended, attack
+        stated = re.search(r"in (\d+) turns", attack.outcome_reason or "")
+        if stated:
+            assert attack.executed_turns == int(stated.group(1)), attack.outcome_reason
+            checked += 1
+    assert checked >= 3

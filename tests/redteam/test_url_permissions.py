@@ -32,8 +32,8 @@ SAMPLES = {
 
 #: Pages anyone signed in may open: they show no memory.
 OPEN_TO_EVERY_USER = {"home", "preferences", "api-docs", "api-schema", "logout"}
-#: Public: the login page and the load balancer's health check.
-PUBLIC = {"login", "healthz"}
+#: Public: the login page, the load balancer's health check and the browser's icon.
+PUBLIC = {"login", "healthz", "favicon"}
 
 
 def _urls() -> dict[str, str]:

@@ -321,17 +321,17 @@ def test_long_values_fold_and_duplicated_pieces_share_scores(viewer):
 
 
 # The attack page as a reviewer, whatever the number of pieces:
-#  1 session, 2 user, 3-4 the user's and the groups' permissions (view_attackresult),
-#  5 attack (+ conversation, target, attack identifiers, scenario), 6 blur preference,
-#  7 related conversations (+ message counts), 8 pieces (+ message, media),
-#  9 converter links, 10 scores (+ reviewer), 11 the identifier rows not loaded with the
-#  attack (converters, scorers), 12 verdicts. Identifier trees deeper than the rows already
+#  1 session, 2 user (+ preferences: blur, theme), 3-4 the user's and the groups' permissions
+#  (view_attackresult), 5 attack (+ conversation, target, attack identifiers, scenario),
+#  6 related conversations (+ message counts), 7 pieces (+ message, media),
+#  8 converter links, 9 scores (+ reviewer), 10 the identifier rows not loaded with the
+#  attack (converters, scorers), 11 verdicts. Identifier trees deeper than the rows already
 #  loaded add one query per level (none in this data).
-ATTACK_PAGE_QUERIES = 12
-# The conversation page: session, user, 2 permissions, conversation (+ target), preference,
-# attacks of which it is the main conversation, attacks it is related to, pieces, converter
-# links, scores, identifier rows.
-CONVERSATION_PAGE_QUERIES = 12
+ATTACK_PAGE_QUERIES = 11
+# The conversation page: session, user (+ preferences), 2 permissions, conversation
+# (+ target), attacks of which it is the main conversation, attacks it is related to, pieces,
+# converter links, scores, identifier rows.
+CONVERSATION_PAGE_QUERIES = 11
 
 
 @pytest.mark.parametrize("pieces", [10, 1000])

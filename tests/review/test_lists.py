@@ -158,7 +158,7 @@ def test_attack_rows_show_what_the_brief_lists(client, memory):
     assert "gpt-4o" in row or "llama-3" in row
     assert '<span class="turns">3</span>' in row
     assert "3 m 12 s" in row
-    assert 'class="badge badge-true">true<' in row
+    assert "badge-succeeded" in row and ">true</span>" in row
     assert "?labels=operator:op1" in row
     assert "?harm_category=violence" in row
     assert '<time datetime="2026-11-21T12:01:00+00:00"' in row

@@ -10,12 +10,13 @@
     if (box) { event.preventDefault(); box.focus(); box.select(); }
   });
 
-  // Filter panels start folded on phones, so the results are on the first screen; they stay
-  // open (the no-JavaScript default) everywhere else.
+  // Filter panels start folded where they sit above the results (phones, and below the width
+  // in px their data-collapse-narrow names), so the results are on the first screen; they
+  // stay open (the no-JavaScript default) everywhere else.
   function foldOnNarrow() {
-    if (!window.matchMedia("(max-width: 800px)").matches) return;
     document.querySelectorAll("details[data-collapse-narrow][open]").forEach(function (panel) {
-      panel.removeAttribute("open");
+      var width = parseInt(panel.getAttribute("data-collapse-narrow"), 10) || 800;
+      if (window.matchMedia("(max-width: " + width + "px)").matches) panel.removeAttribute("open");
     });
   }
   if (document.readyState === "loading") {
