@@ -103,20 +103,30 @@ def _markdown_answer_attack() -> tuple[AttackResult, MessagePiece]:
     return attack, MessagePiece.objects.get(pk=answer.id)
 
 
+def _tops(box, upper: str, lower: str) -> tuple[float, float]:
+    """The bottom of ``upper`` and the top of ``lower`` inside ``box``, read at one moment."""
+    return box.evaluate(
+        "(el, [a, b]) => [el.querySelector(a).getBoundingClientRect().bottom,"
+        " el.querySelector(b).getBoundingClientRect().top]",
+        [upper, lower],
+    )
+
+
 @pytest.mark.parametrize("width", [1280, 1000, 390])
 def test_the_rendered_raw_switch_covers_no_text(login_page, live_server, viewer, shot, width):
     attack, piece = _markdown_answer_attack()
     page = login_page(viewer, width=width)
     page.goto(f"{live_server.url}/attacks/{attack.pk}/")
     box = page.locator(f"#piece-{piece.pk} .fmt")
-    tabs = box.locator(".fmt-tabs").bounding_box()
     for body in (box.locator(".md"), box.locator("label.tab-w")):
         assert body.count()
-    text = box.locator(".md").bounding_box()
-    assert tabs["y"] + tabs["height"] <= text["y"] + 0.5  # above the text, not on it
+    # Both boxes in one call: the page may scroll between two bounding_box() calls, and
+    # their coordinates are the viewport's.
+    tabs_bottom, text_top = _tops(box, ".fmt-tabs", ".md")
+    assert tabs_bottom <= text_top + 0.5  # above the text, not on it
     box.locator("label.tab-w").click()
-    raw = box.locator("pre.raw").bounding_box()
-    assert tabs["y"] + tabs["height"] <= raw["y"] + 0.5
+    tabs_bottom, raw_top = _tops(box, ".fmt-tabs", "pre.raw")
+    assert tabs_bottom <= raw_top + 0.5
     shot(page, f"review-rendered-raw-{width}")
 
 

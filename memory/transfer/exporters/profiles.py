@@ -28,7 +28,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 #: The lossless document's keys per object kind: what Redline's export writes (the read API's
-#: serializers), PyRIT 1.2's columns Redline keeps in ``extra`` included. Used to list what a profile drops; a test checks exports emit nothing else.
+#: serializers), PyRIT 1.2's columns Redline keeps in ``extra`` included. Used to list what a
+#: profile drops; a test checks exports emit nothing else.
 REDLINE_KEYS: dict[str, tuple[str, ...]] = {
     "conversation": (
         "conversation_id",
