@@ -6,6 +6,11 @@
         memory under WORK with PyRIT's own ``add_*`` calls, read them back with PyRIT's
         getters, and compare counts and values with the export and with FIXTURE/memory.db.
 
+    pyrit_roundtrip.py labels OBJECTIVE_CSV HARM_CSV
+        Redline's human-label downloads (``export_human_labels``): PyRIT's
+        ``HumanLabeledDataset.from_csv`` must read every row with the file's labels, objectives,
+        harm category and responses.
+
     pyrit_roundtrip.py counts REDLINE_COUNTS FIXTURE
         REDLINE_COUNTS: a JSON file of Redline's row counts after the docs' push example ran
         against FIXTURE's memory.db; they must equal the fixture's own.
@@ -284,9 +289,46 @@ def counts(redline_counts: Path, fixture: Path) -> None:
     print(f"push example: Redline holds {got}; the fixture {want}")
 
 
+def _file_rows(path: Path) -> list[dict[str, str]]:
+    import csv
+
+    with path.open(encoding="utf-8", newline="") as handle:
+        handle.readline()  # the ``# dataset_version=…`` line
+        return list(csv.DictReader(handle))
+
+
+def labels(objective_csv: Path, harm_csv: Path) -> None:
+    """Both label files load into PyRIT with exactly the file's rows and values."""
+    from pyrit.score import HumanLabeledDataset
+    from pyrit.score.scorer_evaluation.metrics_type import MetricsType
+
+    for path, kind in ((objective_csv, MetricsType.OBJECTIVE), (harm_csv, MetricsType.HARM)):
+        rows = _file_rows(path)
+        check(f"{path.name}: rows in the file", len(rows) > 0, True)
+        dataset = HumanLabeledDataset.from_csv(csv_path=path, metrics_type=kind)
+        check(f"{path.name}: entries PyRIT read", len(dataset.entries), len(rows))
+        raters = [c for c in rows[0] if c.startswith("human_score")] if rows else []
+        for row, entry in zip(rows, dataset.entries, strict=False):
+            piece = entry.conversation[0].message_pieces[0]
+            # PyRIT strips the response it reads (``str(...).strip()``).
+            check(f"{path.name}: response", piece.original_value, row["assistant_response"].strip())
+            if kind == MetricsType.OBJECTIVE:
+                check(f"{path.name}: objective", entry.objective, row["objective"].strip())
+                want = [bool(int(row[c])) for c in raters]
+            else:
+                check(f"{path.name}: harm", entry.harm_category, row["harm_category"].strip())
+                want = [float(row[c]) for c in raters]
+            check(f"{path.name}: labels", list(entry.human_scores), want)
+        print(
+            f"human labels: PyRIT read {len(dataset.entries)} {kind.value} entries from {path.name}"
+        )
+
+
 def main(argv: list[str]) -> int:
     if len(argv) == 4 and argv[0] == "load":
         load(Path(argv[1]).resolve(), Path(argv[2]).resolve(), Path(argv[3]).resolve())
+    elif len(argv) == 3 and argv[0] == "labels":
+        labels(Path(argv[1]), Path(argv[2]))
     elif len(argv) == 3 and argv[0] == "counts":
         counts(Path(argv[1]), Path(argv[2]))
     else:
