@@ -46,6 +46,7 @@ from memory.models import (
     RelatedConversation,
     Score,
 )
+from memory.review.decoders import Decoded, decode_chain, looks_like_text
 from memory.review.rendering import Diff, has_markup, is_long, render_markdown, text_diff
 from memory.review.score_signals import ScoreReading, ScorerShape, ScoreSignal, read_score
 from redteam.core.choices import (
@@ -482,6 +483,8 @@ class PieceView:
     own_labels: dict[str, Any] = field(default_factory=dict)
     blur: bool = False
     score_url: str = ""
+    #: A response in the encoding of the prompt before it, decoded (see ``decoders``).
+    decoded: Decoded | None = None
 
     @property
     def error_text(self) -> str:
@@ -638,6 +641,8 @@ def _build_threads(
     by_pk = identifiers.by_pk
     read = ScoreReader(nodes=identifiers.nodes, objective_hashes=context.objective_scorer_hashes)
     current: MessageView | None = None
+    # The converter chain of each conversation's latest prompt: answers often come back in it.
+    request_chains: dict[int, list[tuple[str, dict[str, Any]]]] = {}
     for piece in rows.pieces:
         thread = threads[piece.conversation_pk]
         view = piece_view(
@@ -659,6 +664,14 @@ def _build_threads(
             media_prefix=media_prefix,
         )
         view.score_url = score_url.replace(str(_ZERO), view.id)
+        if piece.role == ChatMessageRole.USER and view.converters:
+            request_chains[piece.conversation_pk] = [
+                (c.class_name, c.params) for c in view.converters
+            ]
+        elif piece.role in _ANSWER_ROLES and view.converted.kind == "text":
+            view.decoded = _decoded_answer(
+                piece.converted_value, request_chains.get(piece.conversation_pk)
+            )
         if current is None or current.pk != piece.message_id:
             current = MessageView(
                 pk=piece.message_id,
@@ -673,6 +686,18 @@ def _build_threads(
         thread.piece_count += 1
         thread.score_count += len(view.scores)
     return threads
+
+
+#: Roles whose text may come back in the encoding of the prompt before it.
+_ANSWER_ROLES = {ChatMessageRole.ASSISTANT, ChatMessageRole.SIMULATED_ASSISTANT}
+
+
+def _decoded_answer(text: str, chain: list[tuple[str, dict[str, Any]]] | None) -> Decoded | None:
+    """``text`` decoded with the prompt's reversible converters, when that gives readable text."""
+    if not chain:
+        return None
+    decoded = decode_chain(text, chain)
+    return decoded if decoded is not None and looks_like_text(decoded.text) else None
 
 
 def piece_view(
