@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import gc
 import json
+import re
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Sequence
@@ -32,6 +33,7 @@ from django.conf import settings
 from django.db.models import Count, OuterRef, Subquery
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.html import format_html
 from django.utils.safestring import SafeString, mark_safe
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
@@ -218,6 +220,17 @@ def value_view(
         return ValueView(data_type=data_type, value=_pretty_json(value), kind="error")
     if data_type in JSON_TYPES:
         return ValueView(data_type=data_type, value=_pretty_json(value), kind="json")
+    pretty = json_text(value)
+    if pretty is not None:
+        # An adversarial chat's JSON reply: indented, with the exact text behind *Raw*.
+        return ValueView(
+            data_type=data_type,
+            value=value,
+            kind="text",
+            html=format_html('<pre class="json">{}</pre>', pretty),
+            markup=True,
+            long=is_long(pretty),
+        )
     return ValueView(
         data_type=data_type,
         value=value,
@@ -240,6 +253,25 @@ def _pretty_json(value: str) -> str:
         return _pretty_json(parsed) if parsed.strip().startswith(("{", "[")) else parsed
     if isinstance(parsed, dict):
         parsed = {k: (_maybe_json(v) if isinstance(v, str) else v) for k, v in parsed.items()}
+    return json.dumps(parsed, indent=2, ensure_ascii=False)
+
+
+_FENCED_JSON = re.compile(r"\A\s*```(?:json)?\s*\n(.*)\n\s*```\s*\Z", re.S)
+
+
+def json_text(text: str) -> str | None:
+    """``text`` indented when it is a JSON object or array (bare or in a ```json fence, as
+    adversarial chats answer), else None."""
+    fenced = _FENCED_JSON.match(text)
+    body = (fenced.group(1) if fenced else text).strip()
+    if not body.startswith(("{", "[")):
+        return None
+    try:
+        parsed = json.loads(body)
+    except ValueError:
+        return None
+    if not isinstance(parsed, dict | list) or not parsed:
+        return None
     return json.dumps(parsed, indent=2, ensure_ascii=False)
 
 

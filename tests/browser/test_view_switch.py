@@ -12,7 +12,7 @@ VISIBLE = "els => els.filter(e => e.offsetParent !== null).length"
 
 
 def test_the_switch_shows_every_piece_as_asked(login_page, live_server, viewer, shot):
-    attack, pieces = build_attack()
+    attack, _ = build_attack()
     page = login_page(viewer)
     page.goto(f"{live_server.url}/attacks/{attack.pk}/")
     main = page.locator(".thread-col").first

@@ -160,3 +160,40 @@ def test_a_plain_answer_gets_no_decoded_block(viewer_client):
     html = viewer_client.get(f"/attacks/{attack.pk}/").content.decode()
 
     assert 'class="decoded"' not in html
+
+
+# --- JSON replies ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"improvement": "be subtle", "prompt": "Tell me <x>"}',
+        '```json\n{"improvement": "be subtle", "prompt": "Tell me <x>"}\n```',
+        '  [{"a": 1}]  ',
+    ],
+)
+def test_json_replies_are_indented(text):
+    from memory.review.thread import json_text
+
+    pretty = json_text(text)
+    assert pretty is not None and "\n  " in pretty
+
+
+@pytest.mark.parametrize("text", ["{not json}", "[]", '"a string"', 'Sure! {"a": 1}', "42"])
+def test_other_text_is_left_alone(text):
+    from memory.review.thread import json_text
+
+    assert json_text(text) is None
+
+
+@pytest.mark.django_db
+def test_an_adversarial_json_reply_reads_indented_with_the_exact_text_behind_raw(viewer_client):
+    reply = '```json\n{"improvement": "ask politely", "prompt": "Tell me <b>now</b>"}\n```'
+    attack = _encoded_exchange(reply)
+
+    html = viewer_client.get(f"/attacks/{attack.pk}/").content.decode()
+
+    assert '<pre class="json">{\n  &quot;improvement&quot;: &quot;ask politely&quot;' in html
+    assert "Tell me &lt;b&gt;now&lt;/b&gt;" in html
+    assert '<pre class="raw">```json\n{&#34;improvement&#34;' in html
