@@ -145,3 +145,10 @@ def bot(member):
 def viewer_client(viewer):
     """A test client of its own, logged in as the viewer."""
     return logged_in(viewer)
+
+
+@pytest.fixture
+def lead(member):
+    """Lena, in the ``lead`` group: a reviewer who also runs review queues and resolves
+    disagreements."""
+    return member("lead", username="lena")

@@ -5,6 +5,7 @@ from memory.models.conversations import Conversation, Message, MessagePiece, Pie
 from memory.models.identifiers import ComponentIdentifier, ComponentIdentifierChild
 from memory.models.imports import ImportJob, ImportStatus
 from memory.models.media import MediaBlob, MediaLocation
+from memory.models.queues import QueueResolution, ReviewQueue
 from memory.models.reviews import HumanOutcome, HumanVerdict
 from memory.models.scenarios import ScenarioResult
 from memory.models.scores import ScorableContent, Score
@@ -27,7 +28,9 @@ __all__ = [
     "Message",
     "MessagePiece",
     "PieceConverter",
+    "QueueResolution",
     "RelatedConversation",
+    "ReviewQueue",
     "ScenarioResult",
     "ScorableContent",
     "Score",

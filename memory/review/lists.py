@@ -18,8 +18,7 @@ from typing import Any
 
 import django_filters
 from django.contrib.auth.decorators import login_required, permission_required
-from django.db.models import F, OrderBy, QuerySet
-from django.db.models.functions import Coalesce
+from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
@@ -29,27 +28,21 @@ from django.utils.safestring import mark_safe
 from memory.models import AttackResult, Conversation
 from memory.storage import selectors
 from memory.storage.attack_table import TABLE_FORMATS, attack_table
-from memory.storage.filters import AttackResultFilter, ConversationFilter
+from memory.storage.filters import (
+    ATTACK_DEFAULT_SORT,
+    ATTACK_SORTS,
+    AttackResultFilter,
+    ConversationFilter,
+)
 from redteam.core.choices import AttackOutcome, ConversationType
 from redteam.core.downloads import file_stamp, streaming_download
+from redteam.core.filters import ordering
 from redteam.core.forms import datetime_input_value
 from redteam.core.htmx import wants_fragment
 from redteam.core.pagination import Page, paginate
 
 #: Rows per page.
 PER_PAGE = 50
-
-#: Sort keys of the attack list -> (column expression, may be NULL); ``-key`` descends.
-ATTACK_SORTS: dict[str, tuple[Any, bool]] = {
-    "time": (F("timestamp"), False),
-    "outcome": (Coalesce("human_outcome", "outcome"), False),
-    "objective": (F("objective"), False),
-    "attack": (F("attack_identifier__class_name"), True),
-    "turns": (F("executed_turns"), False),
-    "duration": (F("execution_time_ms"), False),
-    "score": (F("last_score__numeric_value"), True),
-}
-ATTACK_DEFAULT_SORT = "-time"
 
 CONVERSATION_SORTS: dict[str, tuple[Any, bool]] = {
     "started": (F("started_at"), True),
@@ -187,23 +180,6 @@ def pagination_context(params: QueryDict, page: Page) -> dict[str, Any]:
         "count_all_url": "" if page.exact else query_with(params, count="all", page=None),
         "first_url": query_with(params, page=None),
     }
-
-
-def ordering(
-    sorts: dict[str, tuple[Any, bool]], requested: str, default: str
-) -> tuple[str, list[OrderBy]]:
-    """The valid sort key (``default`` for anything unknown) and its ORDER BY, primary key last.
-
-    The primary key breaks ties so pages never overlap or skip rows.
-    """
-    key = requested if requested.lstrip("-") in sorts else default
-    column, nullable = sorts[key.lstrip("-")]
-    # NULLS LAST only where a column can hold NULL: on SQLite the clause keeps an index on a
-    # NOT NULL column from serving the ORDER BY.
-    nulls = {"nulls_last": True} if nullable else {}
-    if key.startswith("-"):
-        return key, [column.desc(**nulls), F("pk").desc()]
-    return key, [column.asc(**nulls), F("pk").asc()]
 
 
 @dataclass(frozen=True)
