@@ -23,9 +23,11 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDi
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import escape
+from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
 from memory.models import AttackResult, Conversation
+from memory.review.forms import QUEUE_CREATE_PERMISSION, VERDICT_PERMISSION
 from memory.storage import selectors
 from memory.storage.attack_table import TABLE_FORMATS, attack_table
 from memory.storage.filters import (
@@ -381,6 +383,10 @@ ATTACK_COLUMNS = [
 ]
 
 
+#: The attack list's first column for reviewers: tick rows for a bulk verdict.
+SELECT_COLUMN = Column("Select", "col-select")
+
+
 def _attack_filter_panel(request: HttpRequest, filterset: AttackResultFilter) -> dict[str, Any]:
     """Options and current values of the attack list's side panel."""
     panel = filter_panel(
@@ -437,12 +443,24 @@ def attack_list(request: HttpRequest) -> HttpResponse:
                 score.scorer_class_identifier.class_name if score else ""
             )
     params = request.GET
+    can_bulk = request.user.has_perm(VERDICT_PERMISSION)
+    columns = [SELECT_COLUMN, *ATTACK_COLUMNS] if can_bulk else ATTACK_COLUMNS
     context: dict[str, Any] = {
         "filterset": filterset,
         "page": page,
         "errors": errors,
         "sort": sort,
-        "columns": sort_columns(params, sort, ATTACK_COLUMNS),
+        "columns": sort_columns(params, sort, columns),
+        # Reviewers tick rows and record one verdict on all of them; leads make a queue.
+        "can_bulk": can_bulk,
+        "bulk_next": canonical_url(request),
+        "new_queue_url": (
+            reverse("queue-create")
+            + "?"
+            + urlencode({"filter": query_with(params, page=None, count=None)[1:]})
+            if request.user.has_perm(QUEUE_CREATE_PERMISSION)
+            else ""
+        ),
         "chips": active_filters(params, filterset),
         "clear_url": reverse("attack-list") + (f"?sort={sort}" if "sort" in params else ""),
         "attack_list_url": reverse("attack-list"),

@@ -325,9 +325,10 @@ def test_long_values_fold_and_duplicated_pieces_share_scores(viewer):
 #  5 attack (+ conversation, target, attack identifiers, scenario), 6 blur preference,
 #  7 related conversations (+ message counts), 8 pieces (+ message, media),
 #  9 converter links, 10 scores (+ reviewer), 11 the identifier rows not loaded with the
-#  attack (converters, scorers), 12 verdicts. Identifier trees deeper than the rows already
-#  loaded add one query per level (none in this data).
-ATTACK_PAGE_QUERIES = 12
+#  attack (converters, scorers), 12 verdicts, 13 the reviewer's blind review queues (none
+#  here; a viewer is never blinded and skips it). Identifier trees deeper than the rows
+#  already loaded add one query per level (none in this data).
+ATTACK_PAGE_QUERIES = 13
 # The conversation page: session, user, 2 permissions, conversation (+ target), preference,
 # attacks of which it is the main conversation, attacks it is related to, pieces, converter
 # links, scores, identifier rows.
