@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 from django import forms
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
-from django.db.models import Q
 
 from memory.models import HumanOutcome
-from memory.storage.services import HUMAN_TEXT_MAX, VERDICT_PERMISSION
+from memory.storage.queues import reviewers_queryset
+from memory.storage.services import HUMAN_TEXT_MAX
+from memory.storage.services import VERDICT_PERMISSION as VERDICT_PERMISSION  # who may review
 from redteam.core.choices import ScoreType
 from redteam.core.forms import StoredValuesForm
 
@@ -84,23 +83,6 @@ class HumanScoreForm(StoredValuesForm):
 QUEUE_CREATE_PERMISSION = "memory.add_reviewqueue"
 QUEUE_CHANGE_PERMISSION = "memory.change_reviewqueue"
 RESOLVE_PERMISSION = "memory.add_queueresolution"
-
-
-def reviewers_queryset():
-    """Active users who may record verdicts (directly, through a group, or as superusers)."""
-    app_label, codename = VERDICT_PERMISSION.split(".")
-    permission = Permission.objects.filter(content_type__app_label=app_label, codename=codename)
-    return (
-        get_user_model()
-        .objects.filter(
-            Q(groups__permissions__in=permission)
-            | Q(user_permissions__in=permission)
-            | Q(is_superuser=True),
-            is_active=True,
-        )
-        .distinct()
-        .order_by("username")
-    )
 
 
 class QueueForm(StoredValuesForm):

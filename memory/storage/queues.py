@@ -30,6 +30,8 @@ from datetime import datetime
 from itertools import combinations
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.db.models import Q, QuerySet
 from django.http import QueryDict
 
@@ -360,6 +362,25 @@ def queue_state(*, queue: ReviewQueue) -> QueueState:
 def attack_in_queue(*, queue: ReviewQueue, attack_id: uuid.UUID) -> bool:
     """Whether the queue holds the attack now (one query, or a few with label filters)."""
     return queue_attacks(queue).filter(pk=attack_id).exists()
+
+
+def reviewers_queryset() -> QuerySet:
+    """Active users who may record verdicts (directly, through a group, or as superusers): the
+    people a queue may be assigned to."""
+    permission = Permission.objects.filter(
+        content_type__app_label="memory", codename="add_humanverdict"
+    )
+    return (
+        get_user_model()
+        .objects.filter(
+            Q(groups__permissions__in=permission)
+            | Q(user_permissions__in=permission)
+            | Q(is_superuser=True),
+            is_active=True,
+        )
+        .distinct()
+        .order_by("username")
+    )
 
 
 # --- blind queues -------------------------------------------------------------------------------

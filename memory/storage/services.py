@@ -444,6 +444,47 @@ def human_verdicts_record_bulk(
         ]
 
 
+def review_queue_problems(
+    *,
+    name: str,
+    filter_query: str,
+    required_reviews: int,
+    assignees: Sequence[AbstractBaseUser],
+    queue: ReviewQueue | None = None,
+) -> list[Problem]:
+    """Why these cannot be ``queue``'s (or a new queue's) settings; empty when they can."""
+    problems: list[Problem] = []
+    name = (name or "").strip()
+    if not name:
+        problems.append(Problem("name", "is required"))
+    elif len(name) > QUEUE_NAME_MAX:
+        problems.append(Problem("name", f"must be at most {QUEUE_NAME_MAX} characters"))
+    elif (
+        ReviewQueue.objects.filter(name=name)
+        .exclude(pk=queue.pk if queue is not None and queue.pk else None)
+        .exists()
+    ):
+        problems.append(Problem("name", f"a queue named {name!r} exists already"))
+    problems.extend(queue_filter_problems(filter_query or ""))
+    people = {person.pk: person for person in assignees}
+    if not isinstance(required_reviews, int) or required_reviews < 1:
+        problems.append(Problem("required_reviews", "must be a whole number of at least 1"))
+    elif people and required_reviews > len(people):
+        problems.append(
+            Problem(
+                "required_reviews",
+                f"{required_reviews} reviews per attack need at least as many assignees, "
+                f"not {len(people)}",
+            )
+        )
+    unable = sorted(p.get_username() for p in people.values() if not p.has_perm(VERDICT_PERMISSION))
+    if unable:
+        problems.append(
+            Problem("assignees", f"cannot record verdicts (reviewer role): {', '.join(unable)}")
+        )
+    return problems
+
+
 def review_queue_save(
     *,
     user: AbstractBaseUser,
@@ -455,53 +496,40 @@ def review_queue_save(
     description: str = "",
     queue: ReviewQueue | None = None,
 ) -> ReviewQueue:
-    """Create a review queue, or change ``queue``: its filter, assignees and rules.
+    """Create a review queue (``queue`` None, or not saved yet), or change ``queue``.
 
     Needs ``memory.add_reviewqueue`` (new) or ``memory.change_reviewqueue``. The filter must be
     the attack list's (:func:`memory.storage.queues.queue_filter_problems`); it is stored
     without a leading ``?`` or empty values. Every assignee must be able to record verdicts,
-    and there must be at least ``required_reviews`` of them (or no item could be completed).
+    and there must be at least ``required_reviews`` of them (or no item could be completed);
+    see :func:`review_queue_problems`.
     """
-    needed = "memory.add_reviewqueue" if queue is None else "memory.change_reviewqueue"
+    creating = queue is None or queue.pk is None
+    needed = "memory.add_reviewqueue" if creating else "memory.change_reviewqueue"
     if not user.has_perm(needed):
         raise PermissionDenied("Creating and changing review queues needs the lead role.")
-    problems: list[Problem] = []
-    name = (name or "").strip()
-    if not name:
-        problems.append(Problem("name", "is required"))
-    elif len(name) > QUEUE_NAME_MAX:
-        problems.append(Problem("name", f"must be at most {QUEUE_NAME_MAX} characters"))
-    elif ReviewQueue.objects.filter(name=name).exclude(pk=queue.pk if queue else None).exists():
-        problems.append(Problem("name", f"a queue named {name!r} exists already"))
-    problems.extend(queue_filter_problems(filter_query))
-    people = list({person.pk: person for person in assignees}.values())
-    if not isinstance(required_reviews, int) or required_reviews < 1:
-        problems.append(Problem("required_reviews", "must be a whole number of at least 1"))
-    elif people and required_reviews > len(people):
-        problems.append(
-            Problem(
-                "required_reviews",
-                f"{required_reviews} reviews per attack need at least as many assignees, "
-                f"not {len(people)}",
-            )
-        )
-    unable = sorted(p.get_username() for p in people if not p.has_perm(VERDICT_PERMISSION))
-    if unable:
-        problems.append(
-            Problem("assignees", f"cannot record verdicts (reviewer role): {', '.join(unable)}")
-        )
+    problems = review_queue_problems(
+        name=name,
+        filter_query=filter_query,
+        required_reviews=required_reviews,
+        assignees=assignees,
+        queue=queue,
+    )
     if problems:
         raise InvalidMemory(problems)
     with transaction.atomic():
         if queue is None:
-            queue = ReviewQueue(created_by=user, created_at=_now())
-        queue.name = name
+            queue = ReviewQueue()
+        if creating:
+            queue.created_by = user
+            queue.created_at = _now()
+        queue.name = name.strip()
         queue.description = (description or "").strip()
-        queue.filter_query = queue_filter_params(filter_query).urlencode()
+        queue.filter_query = queue_filter_params(filter_query or "").urlencode()
         queue.required_reviews = required_reviews
         queue.blind = blind
         queue.save()
-        queue.assignees.set(people)
+        queue.assignees.set(list({person.pk: person for person in assignees}.values()))
     return queue
 
 
