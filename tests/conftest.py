@@ -152,3 +152,15 @@ def lead(member):
     """Lena, in the ``lead`` group: a reviewer who also runs review queues and resolves
     disagreements."""
     return member("lead", username="lena")
+
+
+@pytest.fixture
+def ann(member):
+    """Ann, a second reviewer (review queues need several)."""
+    return member("reviewer", username="ann")
+
+
+@pytest.fixture
+def bob(member):
+    """Bob, a third reviewer."""
+    return member("reviewer", username="bob")

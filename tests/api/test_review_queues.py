@@ -15,16 +15,6 @@ from tests.queries import get_counted
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def ann(member):
-    return member("reviewer", username="ann")
-
-
-@pytest.fixture
-def bob(member):
-    return member("reviewer", username="bob")
-
-
 def queue_of(lead, assignees, name="Queue A", required=2):
     return review_queue_save(
         user=lead,

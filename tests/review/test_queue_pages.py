@@ -9,26 +9,17 @@ import re
 import pytest
 
 from memory.models import AttackResult, HumanVerdict, QueueResolution, ReviewQueue
-from memory.storage.services import human_verdict_record, review_queue_save
+from memory.storage.queues import queue_state
+from memory.storage.services import (
+    human_verdict_record,
+    queue_resolution_record,
+    review_queue_save,
+)
 from tests.conftest import logged_in
-from tests.factories import make_attack
-from tests.queries import get_counted
+from tests.factories import make_attack, make_attacks
+from tests.queries import count_queries, get_counted
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def ann(member):
-    return member("reviewer", username="ann")
-
-
-@pytest.fixture
-def bob(member):
-    return member("reviewer", username="bob")
-
-
-def attacks(count: int, tag: str = "queue-a", **fields) -> list[AttackResult]:
-    return [make_attack(objective=f"{tag} #{i:03d}", **fields) for i in range(1, count + 1)]
 
 
 def make_queue(lead, assignees, *, required=2, blind=False, query="q=queue-a&sort=objective"):
@@ -122,27 +113,21 @@ def test_reviewers_and_viewers_may_not_create_or_change_queues(lead, ann, viewer
 
 
 def test_next_takes_an_assignee_to_the_first_attack_that_needs_them(lead, ann, bob):
-    a1, a2, _ = attacks(3)
+    a1, a2, _ = make_attacks(3)
     queue = make_queue(lead, [ann, bob])
     verdict(a1, ann)
     client = logged_in(ann)
     response = client.get(f"/queues/{queue.pk}/next/")
     assert response["Location"] == f"/attacks/{a2.pk}/?queue={queue.pk}"
     skipped = client.get(f"/queues/{queue.pk}/next/?after={a2.pk}")
-    assert skipped["Location"] == f"/attacks/{attacks_in(queue)[2]}/?queue={queue.pk}"
+    assert skipped["Location"] == f"/attacks/{queue_state(queue=queue).order[2]}/?queue={queue.pk}"
     # A lead who is not assigned is told so, on the queue page.
     other = logged_in(lead).get(f"/queues/{queue.pk}/next/", follow=True)
     assert "You are not assigned to this queue." in text(other)
 
 
-def attacks_in(queue):
-    from memory.storage.queues import queue_state
-
-    return queue_state(queue=queue).order
-
-
 def test_next_with_nothing_left_returns_to_the_queue(lead, ann):
-    (a1,) = attacks(1)
+    (a1,) = make_attacks(1)
     queue = make_queue(lead, [ann], required=1)
     verdict(a1, ann)
     response = logged_in(ann).get(f"/queues/{queue.pk}/next/", follow=True)
@@ -151,7 +136,7 @@ def test_next_with_nothing_left_returns_to_the_queue(lead, ann):
 
 
 def test_the_attack_page_in_queue_mode_has_the_bar_and_posts_on_to_next(lead, ann, bob):
-    a1, a2, a3 = attacks(3)
+    a1, a2, a3 = make_attacks(3)
     queue = make_queue(lead, [ann, bob])
     verdict(a1, bob)
     client = logged_in(ann)
@@ -175,7 +160,7 @@ def test_the_attack_page_in_queue_mode_has_the_bar_and_posts_on_to_next(lead, an
 
 
 def test_a_failed_post_in_queue_mode_stays_on_the_attack_in_queue_mode(lead, ann):
-    (a1,) = attacks(1)
+    (a1,) = make_attacks(1)
     queue = make_queue(lead, [ann], required=1)
     response = logged_in(ann).post(
         f"/attacks/{a1.pk}/verdicts/", {"outcome": "success", "reason": "", "queue": queue.pk}
@@ -187,7 +172,7 @@ def test_a_failed_post_in_queue_mode_stays_on_the_attack_in_queue_mode(lead, ann
 
 
 def test_an_unknown_queue_leaves_the_attack_page_plain(ann):
-    (a1,) = attacks(1)
+    (a1,) = make_attacks(1)
     html = text(logged_in(ann).get(f"/attacks/{a1.pk}/?queue=999999"))
     assert "data-queue-bar" not in html
 
@@ -196,7 +181,7 @@ def test_an_unknown_queue_leaves_the_attack_page_plain(ann):
 
 
 def test_a_blind_queue_hides_other_verdicts_until_the_reviewer_gives_theirs(lead, ann, bob, viewer):
-    (a1,) = attacks(1, outcome="failure")
+    (a1,) = make_attacks(1, outcome="failure")
     queue = make_queue(lead, [ann, bob], blind=True)
     verdict(a1, ann, "success", "Ann-reasoning")
     client = logged_in(bob)
@@ -217,7 +202,7 @@ def test_a_blind_queue_hides_other_verdicts_until_the_reviewer_gives_theirs(lead
 def test_the_queue_page_of_a_blind_queue_hides_what_an_assignee_has_not_reviewed(
     lead, ann, bob, member
 ):
-    (a1,) = attacks(1)
+    (a1,) = make_attacks(1)
     cid = member("reviewer", username="cid")
     queue = make_queue(lead, [ann, bob, cid], blind=True)
     verdict(a1, ann, "success")
@@ -232,7 +217,7 @@ def test_the_queue_page_of_a_blind_queue_hides_what_an_assignee_has_not_reviewed
 
 
 def test_the_queue_page_shows_progress_agreement_and_disagreements(lead, ann, bob):
-    a1, a2, _ = attacks(3, outcome="success")
+    a1, a2, _ = make_attacks(3, outcome="success")
     queue = make_queue(lead, [ann, bob])
     verdict(a1, ann, "success")
     verdict(a1, bob, "success")
@@ -256,7 +241,7 @@ def test_the_queue_page_shows_progress_agreement_and_disagreements(lead, ann, bo
 
 
 def test_a_lead_resolves_a_disagreement_from_the_queue_page(lead, ann, bob):
-    (a1,) = attacks(1, outcome="success")
+    (a1,) = make_attacks(1, outcome="success")
     queue = make_queue(lead, [ann, bob])
     verdict(a1, ann, "success")
     verdict(a1, bob, "failure")
@@ -272,7 +257,7 @@ def test_a_lead_resolves_a_disagreement_from_the_queue_page(lead, ann, bob):
 
 
 def test_resolving_an_attack_outside_the_queue_records_nothing(lead, ann):
-    attacks(1)
+    make_attacks(1)
     outside = make_attack(objective="elsewhere")
     queue = make_queue(lead, [ann], required=1)
     response = logged_in(lead).post(
@@ -299,7 +284,7 @@ QUEUE_ATTACK_PAGE_QUERIES = 17
 
 
 def _fill(lead, ann, bob, count):
-    items = attacks(count, outcome="success")
+    items = make_attacks(count, outcome="success")
     for index, attack in enumerate(items[:-1]):
         verdict(attack, ann, "success")
         verdict(attack, bob, "failure" if index % 2 else "success")
@@ -310,32 +295,24 @@ def _fill(lead, ann, bob, count):
 def test_queue_pages_cost_the_same_queries_whatever_their_size(lead, ann, bob, count):
     queue = make_queue(lead, [ann, bob])
     items = _fill(lead, ann, bob, count)
-    from memory.storage.services import queue_resolution_record
-
     queue_resolution_record(
         queue=queue, attack_result=items[1], outcome="failure", reason="x", resolved_by=lead
     )
     queries, _ = get_counted(logged_in(lead), f"/queues/{queue.pk}/")
     assert queries == QUEUE_PAGE_QUERIES
     client = logged_in(ann)
-    queries, response = count_response(client, f"/queues/{queue.pk}/next/")
+    queries, response = count_queries(client.get, f"/queues/{queue.pk}/next/")
     assert response.status_code == 302
     assert queries == QUEUE_NEXT_QUERIES
     queries, _ = get_counted(client, f"/attacks/{items[-1].pk}/?queue={queue.pk}")
     assert queries == QUEUE_ATTACK_PAGE_QUERIES
 
 
-def count_response(client, url):
-    from tests.queries import count_queries
-
-    return count_queries(client.get, url)
-
-
 # --- bulk verdicts on the attack list -----------------------------------------------------------
 
 
 def test_reviewers_tick_attacks_in_the_list_and_record_one_verdict(ann, viewer):
-    chosen = attacks(3, outcome="undetermined")
+    chosen = make_attacks(3, outcome="undetermined")
     html = text(logged_in(ann).get("/attacks/?q=queue-a"))
     assert html.count('form="bulk-verdict"') == 3 and 'id="bulk-verdict"' in html
     assert 'form="bulk-verdict"' not in text(logged_in(viewer).get("/attacks/"))
@@ -360,7 +337,7 @@ def test_reviewers_tick_attacks_in_the_list_and_record_one_verdict(ann, viewer):
 
 
 def test_a_bulk_verdict_without_a_reason_records_nothing(ann):
-    chosen = attacks(2)
+    chosen = make_attacks(2)
     response = logged_in(ann).post(
         "/attacks/verdicts/",
         {"attack": [str(a.pk) for a in chosen], "outcome": "failure", "reason": " "},
@@ -371,6 +348,6 @@ def test_a_bulk_verdict_without_a_reason_records_nothing(ann):
 
 
 def test_leads_start_a_queue_from_the_list_filters(lead):
-    attacks(1)
+    make_attacks(1)
     html = text(logged_in(lead).get("/attacks/?q=queue-a&sort=objective&page=1"))
     assert 'href="/queues/new/?filter=q%3Dqueue-a%26sort%3Dobjective"' in html

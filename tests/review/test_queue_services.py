@@ -23,30 +23,15 @@ from memory.storage.services import (
     review_queue_save,
 )
 from redteam.core.errors import InvalidMemory
-from tests.factories import make_attack
+from tests.factories import make_attack, make_attacks
 from tests.queries import count_queries
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def ann(member):
-    return member("reviewer", username="ann")
-
-
-@pytest.fixture
-def bob(member):
-    return member("reviewer", username="bob")
-
-
-@pytest.fixture
 def cid(member):
     return member("reviewer", username="cid")
-
-
-def attacks(count: int, tag: str = "queue-a", **fields) -> list[AttackResult]:
-    """``count`` attacks whose objectives ``<tag> #01``… sort in creation order."""
-    return [make_attack(objective=f"{tag} #{i:02d}", **fields) for i in range(1, count + 1)]
 
 
 def make_queue(lead, assignees, *, required=2, query="q=queue-a&sort=objective", **kw):
@@ -159,7 +144,7 @@ def test_a_pasted_url_or_query_string_is_read_the_same():
 
 
 def test_next_item_follows_the_filter_order_and_skips_what_is_done(lead, ann, bob, cid):
-    a1, a2, a3 = attacks(3)
+    a1, a2, a3 = make_attacks(3)
     make_attack(objective="another queue")  # not matched by the filter
     queue = make_queue(lead, [ann, bob, cid], required=2)
     state = queue_state(queue=queue)
@@ -184,13 +169,13 @@ def test_next_item_follows_the_filter_order_and_skips_what_is_done(lead, ann, bo
 
 
 def test_the_sort_of_the_filter_orders_the_queue(lead, ann):
-    a1, a2, a3 = attacks(3)
+    a1, a2, a3 = make_attacks(3)
     queue = make_queue(lead, [ann], required=1, query="q=queue-a&sort=-objective")
     assert queue_state(queue=queue).order == [a3.pk, a2.pk, a1.pk]
 
 
 def test_a_review_is_an_assignees_newest_verdict_and_never_a_resolution(lead, ann, bob, cid):
-    (a1,) = attacks(1)
+    (a1,) = make_attacks(1)
     verdict(a1, ann, "success")  # before the queue existed: counts
     queue = make_queue(lead, [ann, bob], required=2)
     verdict(a1, ann, "failure")  # her newer verdict replaces the older one
@@ -208,7 +193,7 @@ def test_a_review_is_an_assignees_newest_verdict_and_never_a_resolution(lead, an
 
 
 def test_progress_counts_items_by_their_reviews(lead, ann, bob):
-    a1, a2, a3, _ = attacks(4, outcome="failure")
+    a1, a2, a3, _ = make_attacks(4, outcome="failure")
     queue = make_queue(lead, [ann, bob], required=2)
     verdict(a1, ann, "success")
     verdict(a1, bob, "success")
@@ -256,7 +241,7 @@ def test_agreement_figures_by_hand(lead, ann, bob, cid):
     bob vs automated (1–4): s/s, s/f, f/f, f/f: p_o = 3/4, automated
     (2 s, 2 f), bob (1 s, 3 f): p_e = (2·1 + 2·3)/16 = 1/2, κ = 1/2.
     """
-    items = attacks(5)
+    items = make_attacks(5)
     automated = ["success", "success", "failure", "failure", "success"]
     for attack, outcome in zip(items, automated, strict=True):
         AttackResult.objects.filter(pk=attack.pk).update(outcome=outcome)
@@ -287,12 +272,12 @@ def test_reading_a_queue_costs_the_same_queries_whatever_its_size(lead, ann, bob
         state = queue_state(queue=ReviewQueue.objects.get(name="Queue A"))
         return state, state.progress(), state.agreement(), state.disagreements()
 
-    first = attacks(3)
+    first = make_attacks(3)
     make_queue(lead, [ann, bob], required=2)
     for attack in first:
         verdict(attack, ann)
     small, _ = count_queries(run)
-    for attack in attacks(30, tag="queue-a more"):
+    for attack in make_attacks(30, tag="queue-a more"):
         verdict(attack, ann)
         verdict(attack, bob, "failure")
     queue_resolution_record(
@@ -312,7 +297,7 @@ def test_reading_a_queue_costs_the_same_queries_whatever_its_size(lead, ann, bob
 
 
 def test_a_resolution_becomes_the_human_outcome_and_says_it_was_one(lead, ann, bob):
-    (a1,) = attacks(1, outcome="success")
+    (a1,) = make_attacks(1, outcome="success")
     queue = make_queue(lead, [ann, bob], required=2)
     verdict(a1, ann, "success")
     verdict(a1, bob, "failure")
@@ -331,7 +316,7 @@ def test_a_resolution_becomes_the_human_outcome_and_says_it_was_one(lead, ann, b
 
 
 def test_resolving_needs_the_lead_role_an_attack_of_the_queue_and_a_reason(lead, ann):
-    (a1,) = attacks(1)
+    (a1,) = make_attacks(1)
     outside = make_attack(objective="elsewhere")
     queue = make_queue(lead, [ann], required=1)
     with pytest.raises(PermissionDenied):
@@ -350,7 +335,7 @@ def test_resolving_needs_the_lead_role_an_attack_of_the_queue_and_a_reason(lead,
 
 
 def test_a_bulk_verdict_records_one_verdict_per_attack(ann):
-    chosen = attacks(3, outcome="undetermined")
+    chosen = make_attacks(3, outcome="undetermined")
     recorded = human_verdicts_record_bulk(
         attack_results=[*chosen, chosen[0]], outcome="failure", reason="All refused.", reviewer=ann
     )
@@ -360,7 +345,7 @@ def test_a_bulk_verdict_records_one_verdict_per_attack(ann):
 
 
 def test_a_bulk_verdict_is_all_or_nothing(ann):
-    chosen = attacks(2)
+    chosen = make_attacks(2)
     gone = make_attack(objective="deleted meanwhile")
     AttackResult.objects.filter(pk=gone.pk).delete()
     with pytest.raises(AttackResult.DoesNotExist):
@@ -372,7 +357,7 @@ def test_a_bulk_verdict_is_all_or_nothing(ann):
 
 
 def test_a_bulk_verdict_needs_the_reviewer_role_a_selection_and_a_reason(viewer, ann):
-    chosen = attacks(1)
+    chosen = make_attacks(1)
     with pytest.raises(PermissionDenied):
         human_verdicts_record_bulk(
             attack_results=chosen, outcome="failure", reason="x", reviewer=viewer
@@ -386,7 +371,7 @@ def test_a_bulk_verdict_needs_the_reviewer_role_a_selection_and_a_reason(viewer,
 
 
 def test_a_blind_queue_hides_an_attack_it_holds(lead, ann, bob):
-    _, a2 = attacks(2)
+    _, a2 = make_attacks(2)
     other = make_attack(objective="not in it")
     make_queue(lead, [ann, bob], required=2, blind=True)
     make_queue(lead, [ann], required=1, name="Open queue", query="q=not+in")
