@@ -24,6 +24,7 @@ from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString, mark_safe
+from simple_history.admin import SimpleHistoryAdmin
 
 from memory.models import (
     AttackLabel,
@@ -41,12 +42,20 @@ from memory.models import (
     MessagePiece,
     PieceConverter,
     PyritRecord,
+    QueueResolution,
     RelatedConversation,
+    ReviewQueue,
     ScenarioResult,
     ScorableContent,
     Score,
 )
-from memory.storage.services import memory_delete, memory_reviewed
+from memory.storage.queues import reviewers_queryset
+from memory.storage.services import (
+    memory_delete,
+    memory_reviewed,
+    review_queue_problems,
+    review_queue_save,
+)
 from redteam.core.admin import (
     LargeTableAdminMixin,
     admin_changelist_url,
@@ -57,6 +66,7 @@ from redteam.core.admin import (
     short_id,
     truncate,
 )
+from redteam.core.forms import StoredValuesAdminMixin, StoredValuesModelForm
 
 #: A search term that can only be (a prefix of) a hex hash; shorter terms may be class names.
 HASH_PREFIX_RE = re.compile(r"[0-9a-f]{6,64}")
@@ -1049,3 +1059,83 @@ class PyritRecordAdmin(LookupAdmin):
     list_defer = ("row",)
     search_fields = ("table__iexact", "pk_text__exact")
     search_help_text = "A PyRIT table name (FindingEntries) or a row's exact primary key."
+
+
+# --- Review queues ------------------------------------------------------------------------------
+
+
+class ReviewQueueAdminForm(StoredValuesModelForm):
+    """The queue's settings, checked by the same rules as the app's form
+    (``review_queue_problems``), with the problems on their fields."""
+
+    class Meta:
+        model = ReviewQueue
+        fields = ("name", "description", "filter_query", "required_reviews", "blind", "assignees")
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if self.errors:
+            return data
+        problems = review_queue_problems(
+            name=data.get("name", ""),
+            filter_query=data.get("filter_query", ""),
+            required_reviews=data.get("required_reviews") or 0,
+            assignees=list(data.get("assignees") or []),
+            queue=self.instance if self.instance.pk else None,
+        )
+        for problem in problems:
+            self.add_error(problem.path if problem.path in self.fields else None, problem.message)
+        return data
+
+
+@admin.register(ReviewQueue)
+class ReviewQueueAdmin(StoredValuesAdminMixin, SimpleHistoryAdmin):
+    """Review queues: leads create and change them here or on the Queues page; both save
+    through ``review_queue_save``. History lists who changed what."""
+
+    form = ReviewQueueAdminForm
+    list_display = ("name", "required_reviews", "blind", "filter_query", "created_by", "created_at")
+    list_filter = ("blind",)
+    list_select_related = ("created_by",)
+    search_fields = ("name",)
+    filter_horizontal = ("assignees",)
+    readonly_fields = ("created_by", "created_at")
+
+    def revert_disabled(self, request: HttpRequest, obj: Any = None) -> bool:
+        return True  # a revert would bypass the service's checks
+
+    def formfield_for_manytomany(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        if db_field.name == "assignees":
+            kwargs["queryset"] = reviewers_queryset()
+        return super().formfield_for_manytomany(db_field, request, **kwargs)
+
+    def save_model(self, request: HttpRequest, obj: ReviewQueue, form: Any, change: bool) -> None:
+        data = form.cleaned_data
+        review_queue_save(
+            queue=obj,
+            user=request.user,
+            name=data["name"],
+            description=data.get("description", ""),
+            filter_query=data.get("filter_query", ""),
+            required_reviews=data["required_reviews"],
+            blind=data.get("blind", False),
+            assignees=list(data.get("assignees") or []),
+        )
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        """The service has set the assignees already."""
+        for formset in formsets:
+            self.save_formset(request, form, formset, change=change)
+
+
+@admin.register(QueueResolution)
+class QueueResolutionAdmin(LookupAdmin):
+    """Leads' resolutions of disagreements: an audit trail, recorded from a queue's page."""
+
+    list_display = ("created_at", "queue", "attack_result", "resolved_by", "verdict")
+    list_filter = (("created_at", admin.DateFieldListFilter),)
+    list_select_related = ("queue", "attack_result", "resolved_by", "verdict")
+    ordering = ("-created_at",)
+    sortable_by = ("created_at",)
+    search_fields = ("queue__name__exact",)
+    search_help_text = "A queue's exact name."

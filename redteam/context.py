@@ -66,6 +66,13 @@ NAVIGATION: tuple[Destination, ...] = (
         prefixes=("/admin/seeds/",),
     ),
     Destination(
+        "queues",
+        "Queues",
+        "queue-list",
+        ("memory.view_reviewqueue",),
+        prefixes=("/queues/",),
+    ),
+    Destination(
         "dashboards", "Dashboards", "dashboards", (VIEW_ATTACKS,), prefixes=("/dashboards/",)
     ),
     Destination(

@@ -1,4 +1,4 @@
-"""The shipped groups ``viewer``, ``reviewer``, ``curator`` and ``ingest``.
+"""The shipped groups ``viewer``, ``reviewer``, ``lead``, ``curator`` and ``ingest``.
 
 They are created and brought back to exactly these permissions after every ``migrate`` (and by
 ``manage.py ensure_groups``). Shipped groups are managed here: permissions added to them by
@@ -17,6 +17,7 @@ from django.db import DEFAULT_DB_ALIAS, router, transaction
 
 VIEWER = "viewer"
 REVIEWER = "reviewer"
+LEAD = "lead"
 CURATOR = "curator"
 INGEST = "ingest"
 
@@ -26,6 +27,14 @@ GROUP_APPS = ("memory", "seeds")
 REVIEWED_MODELS = ("memory.attackresult", "memory.conversation")
 #: What reviewers record: verdicts on attacks and human scores on pieces.
 REVIEW_RECORDS = ("memory.add_humanverdict", "memory.add_score")
+#: What leads run on top of reviewing: review queues, and resolutions of disagreements.
+LEAD_MODELS = ("memory.reviewqueue", "memory.queueresolution")
+LEAD_RECORDS = (
+    "memory.add_reviewqueue",
+    "memory.change_reviewqueue",
+    "memory.delete_reviewqueue",
+    "memory.add_queueresolution",
+)
 
 
 def _codenames(app_label: str, actions: tuple[str, ...]) -> set[str]:
@@ -41,11 +50,20 @@ def shipped_group_permissions() -> dict[str, set[str]]:
         f"{app_label}.change_{model}"
         for app_label, model in (name.split(".") for name in REVIEWED_MODELS)
     }
+    reviewer = view | reviewed | set(REVIEW_RECORDS)
+    # Ingestion writes memory, not the review work that is organised on top of it.
+    lead_writes = {
+        f"{app_label}.{action}_{model}"
+        for app_label, model in (name.split(".") for name in LEAD_MODELS)
+        for action in ("add", "change")
+    }
+    ingest = set().union(*(_codenames(app, ("view", "add", "change")) for app in GROUP_APPS))
     return {
         VIEWER: view,
-        REVIEWER: view | reviewed | set(REVIEW_RECORDS),
+        REVIEWER: reviewer,
+        LEAD: reviewer | set(LEAD_RECORDS),
         CURATOR: view | _codenames("seeds", ("add", "change", "delete")),
-        INGEST: set().union(*(_codenames(app, ("view", "add", "change")) for app in GROUP_APPS)),
+        INGEST: ingest - lead_writes,
     }
 
 
@@ -74,7 +92,7 @@ def ensure_groups(*, using: str = DEFAULT_DB_ALIAS) -> None:
             group.permissions.set([by_name[name] for name in perm_names])
 
 
-SHIPPED_GROUPS = (VIEWER, REVIEWER, CURATOR, INGEST)
+SHIPPED_GROUPS = (VIEWER, REVIEWER, LEAD, CURATOR, INGEST)
 
 
 def grant_staff_to_members(

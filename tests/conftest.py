@@ -145,3 +145,22 @@ def bot(member):
 def viewer_client(viewer):
     """A test client of its own, logged in as the viewer."""
     return logged_in(viewer)
+
+
+@pytest.fixture
+def lead(member):
+    """Lena, in the ``lead`` group: a reviewer who also runs review queues and resolves
+    disagreements."""
+    return member("lead", username="lena")
+
+
+@pytest.fixture
+def ann(member):
+    """Ann, a second reviewer (review queues need several)."""
+    return member("reviewer", username="ann")
+
+
+@pytest.fixture
+def bob(member):
+    """Bob, a third reviewer."""
+    return member("reviewer", username="bob")

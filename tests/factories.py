@@ -92,6 +92,11 @@ def make_attack(conversation: Conversation | None = None, **fields) -> AttackRes
     return AttackResult.objects.create(**defaults)
 
 
+def make_attacks(count: int, tag: str = "queue-a", **fields) -> list[AttackResult]:
+    """``count`` attacks whose objectives (``<tag> #001``…) sort in creation order."""
+    return [make_attack(objective=f"{tag} #{i:03d}", **fields) for i in range(1, count + 1)]
+
+
 def make_dataset(name: str | None = None, **fields) -> SeedDataset:
     """A seed dataset."""
     return SeedDataset.objects.create(name=name or f"dataset-{next(_counter)}", **fields)

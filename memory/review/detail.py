@@ -18,6 +18,7 @@ from memory.review.attack_export import attack_html, attack_markdown
 from memory.review.forms import SCORE_PERMISSION, VerdictForm
 from memory.review.panels import verdict_context
 from memory.review.preferences import blur_harmful_media
+from memory.review.queue_mode import queue_bar
 from memory.review.thread import attack_page, attack_queryset, conversation_page, gc_paused
 from redteam.core.downloads import as_attachment
 
@@ -43,17 +44,26 @@ def attack_detail(
     """One attack: header, the conversation thread with scores, verdicts, inspector.
 
     ``?side=<conversation_id>`` shows a related (adversarial) conversation beside the main
-    one. ``verdict_form`` is a bound form with errors after a failed plain form post.
+    one; ``?queue=<id>`` shows it as an item of that review queue (``queue_mode``).
+    ``verdict_form`` is a bound form with errors after a failed plain form post.
     """
     attack = get_object_or_404(attack_queryset(), pk=attack_result_id)
     common = _common(request)
     with gc_paused():
         page = attack_page(attack=attack, side=request.GET.get("side"), **common)
+    bar = queue_bar(request, attack)
     context = {
         **common,
-        **verdict_context(request, attack, verdict_form, verdicts=page.verdicts),
+        **verdict_context(
+            request,
+            attack,
+            verdict_form,
+            verdicts=page.verdicts,
+            queue_id=bar.queue.pk if bar else None,
+        ),
         "page": page,
         "thread": page.thread,
+        "queue_bar": bar,
     }
     return render(request, "review/attack_detail.html", context, status=status)
 

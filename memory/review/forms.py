@@ -5,11 +5,12 @@ from __future__ import annotations
 from django import forms
 
 from memory.models import HumanOutcome
+from memory.storage.queues import reviewers_queryset
 from memory.storage.services import HUMAN_TEXT_MAX
+from memory.storage.services import VERDICT_PERMISSION as VERDICT_PERMISSION  # who may review
 from redteam.core.choices import ScoreType
 from redteam.core.forms import StoredValuesForm
 
-VERDICT_PERMISSION = "memory.add_humanverdict"
 SCORE_PERMISSION = "memory.add_score"
 
 
@@ -75,3 +76,42 @@ class HumanScoreForm(StoredValuesForm):
     def category_list(self) -> list[str]:
         """The comma-separated categories as a list."""
         return [c.strip() for c in self.cleaned_data.get("categories", "").split(",") if c.strip()]
+
+
+# --- review queues --------------------------------------------------------------------------
+
+QUEUE_CREATE_PERMISSION = "memory.add_reviewqueue"
+QUEUE_CHANGE_PERMISSION = "memory.change_reviewqueue"
+RESOLVE_PERMISSION = "memory.add_queueresolution"
+
+
+class QueueForm(StoredValuesForm):
+    """A review queue: the attack list's filter, who reviews, how many reviews, blind or not."""
+
+    name = forms.CharField(max_length=200)
+    description = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), max_length=HUMAN_TEXT_MAX
+    )
+    filter_query = forms.CharField(
+        required=False,
+        label="Filter",
+        max_length=4000,
+        help_text="The attack list's query string, e.g. outcome=success&labels=op:jailbreak"
+        "&sort=time (or paste the list's URL). Empty: every attack.",
+        widget=forms.TextInput(attrs={"class": "mono", "spellcheck": "false"}),
+    )
+    required_reviews = forms.IntegerField(
+        min_value=1, max_value=20, initial=1, label="Reviews per attack"
+    )
+    blind = forms.BooleanField(
+        required=False,
+        label="Blind: reviewers see no other verdict on an attack until they have given theirs",
+    )
+    assignees = forms.ModelMultipleChoiceField(
+        queryset=None, required=False, widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["assignees"].queryset = reviewers_queryset()
+        self.fields["assignees"].label_from_instance = lambda user: user.get_username()

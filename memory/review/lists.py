@@ -18,18 +18,24 @@ from typing import Any
 
 import django_filters
 from django.contrib.auth.decorators import login_required, permission_required
-from django.db.models import F, OrderBy, QuerySet
-from django.db.models.functions import Coalesce
+from django.db.models import F, QuerySet
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, QueryDict
 from django.shortcuts import render
 from django.urls import reverse
 from django.utils.html import escape
+from django.utils.http import urlencode
 from django.utils.safestring import mark_safe
 
 from memory.models import AttackResult, Conversation
+from memory.review.forms import QUEUE_CREATE_PERMISSION, VERDICT_PERMISSION
 from memory.storage import selectors
 from memory.storage.attack_table import TABLE_FORMATS, attack_table
-from memory.storage.filters import AttackResultFilter, ConversationFilter
+from memory.storage.filters import (
+    ATTACK_DEFAULT_SORT,
+    ATTACK_SORTS,
+    AttackResultFilter,
+    ConversationFilter,
+)
 from memory.storage.human_labels import (
     HumanLabelError,
     harm_labels,
@@ -38,24 +44,13 @@ from memory.storage.human_labels import (
 )
 from redteam.core.choices import AttackOutcome, ConversationType
 from redteam.core.downloads import as_attachment, file_stamp, streaming_download
+from redteam.core.filters import ordering
 from redteam.core.forms import datetime_input_value
 from redteam.core.htmx import wants_fragment
 from redteam.core.pagination import Page, paginate
 
 #: Rows per page.
 PER_PAGE = 50
-
-#: Sort keys of the attack list -> (column expression, may be NULL); ``-key`` descends.
-ATTACK_SORTS: dict[str, tuple[Any, bool]] = {
-    "time": (F("timestamp"), False),
-    "outcome": (Coalesce("human_outcome", "outcome"), False),
-    "objective": (F("objective"), False),
-    "attack": (F("attack_identifier__class_name"), True),
-    "turns": (F("executed_turns"), False),
-    "duration": (F("execution_time_ms"), False),
-    "score": (F("last_score__numeric_value"), True),
-}
-ATTACK_DEFAULT_SORT = "-time"
 
 CONVERSATION_SORTS: dict[str, tuple[Any, bool]] = {
     "started": (F("started_at"), True),
@@ -195,23 +190,6 @@ def pagination_context(params: QueryDict, page: Page) -> dict[str, Any]:
         "count_all_url": "" if page.exact else query_with(params, count="all", page=None),
         "first_url": query_with(params, page=None),
     }
-
-
-def ordering(
-    sorts: dict[str, tuple[Any, bool]], requested: str, default: str
-) -> tuple[str, list[OrderBy]]:
-    """The valid sort key (``default`` for anything unknown) and its ORDER BY, primary key last.
-
-    The primary key breaks ties so pages never overlap or skip rows.
-    """
-    key = requested if requested.lstrip("-") in sorts else default
-    column, nullable = sorts[key.lstrip("-")]
-    # NULLS LAST only where a column can hold NULL: on SQLite the clause keeps an index on a
-    # NOT NULL column from serving the ORDER BY.
-    nulls = {"nulls_last": True} if nullable else {}
-    if key.startswith("-"):
-        return key, [column.desc(**nulls), F("pk").desc()]
-    return key, [column.asc(**nulls), F("pk").asc()]
 
 
 @dataclass(frozen=True)
@@ -413,6 +391,10 @@ ATTACK_COLUMNS = [
 ]
 
 
+#: The attack list's first column for reviewers: tick rows for a bulk verdict.
+SELECT_COLUMN = Column("Select", "col-select")
+
+
 def _attack_filter_panel(request: HttpRequest, filterset: AttackResultFilter) -> dict[str, Any]:
     """Options and current values of the attack list's side panel."""
     panel = filter_panel(
@@ -469,12 +451,24 @@ def attack_list(request: HttpRequest) -> HttpResponse:
                 score.scorer_class_identifier.class_name if score else ""
             )
     params = request.GET
+    can_bulk = request.user.has_perm(VERDICT_PERMISSION)
+    columns = [SELECT_COLUMN, *ATTACK_COLUMNS] if can_bulk else ATTACK_COLUMNS
     context: dict[str, Any] = {
         "filterset": filterset,
         "page": page,
         "errors": errors,
         "sort": sort,
-        "columns": sort_columns(params, sort, ATTACK_COLUMNS),
+        "columns": sort_columns(params, sort, columns),
+        # Reviewers tick rows and record one verdict on all of them; leads make a queue.
+        "can_bulk": can_bulk,
+        "bulk_next": canonical_url(request),
+        "new_queue_url": (
+            reverse("queue-create")
+            + "?"
+            + urlencode({"filter": query_with(params, page=None, count=None)[1:]})
+            if request.user.has_perm(QUEUE_CREATE_PERMISSION)
+            else ""
+        ),
         "chips": active_filters(params, filterset),
         "clear_url": reverse("attack-list") + (f"?sort={sort}" if "sort" in params else ""),
         "attack_list_url": reverse("attack-list"),

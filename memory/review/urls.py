@@ -1,5 +1,5 @@
 """URLs of the review pages: home, the lists and search, the attack and conversation pages,
-human verdicts and scores, and preferences.
+human verdicts and scores, review queues, and preferences.
 
 Pages are addressed by PyRIT's own ids, so an ``attack_result_id`` or ``conversation_id``
 printed by PyRIT opens the right page.
@@ -7,11 +7,12 @@ printed by PyRIT opens the right page.
 
 from django.urls import path
 
-from memory.review import detail, home, lists, preferences, scenarios, verdicts
+from memory.review import detail, home, lists, preferences, queues, scenarios, verdicts
 
 urlpatterns = [
     path("", home.home, name="home"),
     path("attacks/", lists.attack_list, name="attack-list"),
+    path("attacks/verdicts/", verdicts.verdicts_bulk, name="attack-verdicts-bulk"),
     path("conversations/", lists.conversation_list, name="conversation-list"),
     path("search/", lists.search, name="search"),
     path("scenarios/", scenarios.scenario_list, name="scenario-list"),
@@ -34,4 +35,14 @@ urlpatterns = [
     ),
     path("pieces/<uuid:piece_id>/human-score/", verdicts.human_score, name="piece-human-score"),
     path("preferences/", preferences.preferences, name="preferences"),
+    path("queues/", queues.queue_list, name="queue-list"),
+    path("queues/new/", queues.queue_edit, name="queue-create"),
+    path("queues/<int:queue_id>/", queues.queue_detail, name="queue-detail"),
+    path("queues/<int:queue_id>/edit/", queues.queue_edit, name="queue-edit"),
+    path("queues/<int:queue_id>/next/", queues.queue_next, name="queue-next"),
+    path(
+        "queues/<int:queue_id>/resolve/<uuid:attack_result_id>/",
+        queues.queue_resolve,
+        name="queue-resolve",
+    ),
 ]

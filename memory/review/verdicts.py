@@ -1,7 +1,9 @@
 """Human review: verdicts on attacks and human scores on pieces.
 
 Both work as plain form posts (redirect back to the page) and with htmx (the changed part of
-the page comes back and is swapped in). Users without ``memory.add_humanverdict`` /
+the page comes back and is swapped in). A verdict posted from a review queue's attack page
+moves on to the queue's next attack; a bulk verdict records one verdict on every attack
+selected in the attack list. Users without ``memory.add_humanverdict`` /
 ``memory.add_score`` (the ``viewer`` group) get 403 and never see the forms.
 """
 
@@ -21,10 +23,16 @@ from memory.models import AttackResult, MessagePiece
 from memory.review.detail import attack_detail
 from memory.review.forms import SCORE_PERMISSION, VERDICT_PERMISSION, HumanScoreForm, VerdictForm
 from memory.review.panels import verdict_context
+from memory.review.queue_mode import queue_next_url, queue_param
 from memory.review.thread import piece_scores, render_scores
-from memory.storage.services import human_score_add, human_verdict_record
+from memory.storage.services import (
+    human_score_add,
+    human_verdict_record,
+    human_verdicts_record_bulk,
+)
 from redteam.core.errors import InvalidMemory
 from redteam.core.htmx import wants_fragment
+from redteam.core.uuids import parse_uuid
 
 
 def _add_problems(form: forms.Form, error: InvalidMemory) -> None:
@@ -56,7 +64,12 @@ def verdict_record(request: HttpRequest, attack_result_id) -> HttpResponse:
             )
         except InvalidMemory as error:
             _add_problems(form, error)
+    queue_id = queue_param(request)
     if form.is_valid():
+        if queue_id is not None:
+            # From a review queue: straight on to the next attack that needs this reviewer.
+            messages.success(request, "Verdict recorded.")
+            return redirect(queue_next_url(queue_id, after=attack.pk))
         if wants_fragment(request):
             return render(
                 request,
@@ -65,10 +78,47 @@ def verdict_record(request: HttpRequest, attack_result_id) -> HttpResponse:
             )
         messages.success(request, "Verdict recorded.")
         return redirect(reverse("attack-detail", args=[attack.pk]) + "#verdicts")
-    if wants_fragment(request):
+    if wants_fragment(request) and queue_id is None:
         # htmx swaps 2xx responses only; the form comes back with its errors.
         return render(request, "review/parts/verdicts.html", verdict_context(request, attack, form))
     return attack_detail(request, attack.pk, verdict_form=form, status=400)
+
+
+#: The most attacks one bulk verdict may select (the list shows 50 a page).
+BULK_LIMIT = 200
+
+
+@login_required
+@require_POST
+def verdicts_bulk(request: HttpRequest) -> HttpResponse:
+    """One verdict with one reason on every attack selected in the attack list; back to the
+    list (``next``) with a message. All or none (``human_verdicts_record_bulk``)."""
+    if not request.user.has_perm(VERDICT_PERMISSION):
+        raise PermissionDenied("Recording verdicts needs the reviewer role.")
+    back = request.POST.get("next") or ""
+    if not url_has_allowed_host_and_scheme(
+        back, allowed_hosts={request.get_host()}, require_https=request.is_secure()
+    ):
+        back = reverse("attack-list")
+    raw = request.POST.getlist("attack")[: BULK_LIMIT + 1]
+    ids = [pk for pk in (parse_uuid(value) for value in raw) if pk is not None]
+    attacks = list(AttackResult.objects.filter(pk__in=ids)) if len(ids) <= BULK_LIMIT else []
+    if len(ids) > BULK_LIMIT:
+        messages.error(request, f"Select at most {BULK_LIMIT} attacks at once.")
+        return redirect(back)
+    try:
+        recorded = human_verdicts_record_bulk(
+            attack_results=attacks,
+            outcome=request.POST.get("outcome", ""),
+            reason=request.POST.get("reason", ""),
+            reviewer=request.user,
+        )
+    except InvalidMemory as error:
+        messages.error(request, f"No verdict recorded: {error}")
+    else:
+        count = len(recorded)
+        messages.success(request, f"Verdict recorded on {count} attack{'s' if count != 1 else ''}.")
+    return redirect(back)
 
 
 # --- human scores ---------------------------------------------------------------------------

@@ -12,8 +12,10 @@ labels) on large memories.
 
 from __future__ import annotations
 
+from typing import Any
+
 import django_filters
-from django.db.models import Exists, OuterRef, Q, QuerySet
+from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 
 from memory.models import (
@@ -384,6 +386,20 @@ class AttackResultFilter(django_filters.FilterSet):
 
     def filter_q(self, qs: QuerySet, name: str, value: str) -> QuerySet:
         return text_search(qs, ("objective",), value)
+
+
+#: Sort keys of attack lists (``sort=``) -> (column expression, may be NULL); ``-key``
+#: descends. The attack list, its downloads and review queues order by them.
+ATTACK_SORTS: dict[str, tuple[Any, bool]] = {
+    "time": (F("timestamp"), False),
+    "outcome": (Coalesce("human_outcome", "outcome"), False),
+    "objective": (F("objective"), False),
+    "attack": (F("attack_identifier__class_name"), True),
+    "turns": (F("executed_turns"), False),
+    "duration": (F("execution_time_ms"), False),
+    "score": (F("last_score__numeric_value"), True),
+}
+ATTACK_DEFAULT_SORT = "-time"
 
 
 class ComponentIdentifierFilter(django_filters.FilterSet):

@@ -13,6 +13,7 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Max, QuerySet
 from django.utils import timezone
@@ -24,10 +25,13 @@ from memory.models import (
     HumanVerdict,
     Message,
     MessagePiece,
+    QueueResolution,
+    ReviewQueue,
     ScenarioResult,
     Score,
 )
 from memory.storage.batch import NormalizedBatch, NormalizedMessage, NormalizedPiece
+from memory.storage.queues import attack_in_queue, queue_filter_params, queue_filter_problems
 from memory.storage.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec, ScoreSpec
 from redteam.core import identifiers as ids
 from redteam.core.choices import (
@@ -276,6 +280,15 @@ def _human_text(value: str, path: str, problems: list[Problem]) -> str:
     return text
 
 
+def _verdict_text(outcome: str, reason: str, problems: list[Problem]) -> str:
+    """Check a verdict's outcome and reason; the reason as stored."""
+    if outcome not in HumanOutcome.values:
+        problems.append(
+            Problem("outcome", f"must be one of {', '.join(HumanOutcome.values)}, not {outcome!r}")
+        )
+    return _human_text(reason, "reason", problems)
+
+
 def human_verdict_record(
     *, attack_result: AttackResult, outcome: str, reason: str, reviewer: AbstractBaseUser
 ) -> HumanVerdict:
@@ -287,11 +300,7 @@ def human_verdict_record(
     pointing at the older verdict).
     """
     problems: list[Problem] = []
-    if outcome not in HumanOutcome.values:
-        problems.append(
-            Problem("outcome", f"must be one of {', '.join(HumanOutcome.values)}, not {outcome!r}")
-        )
-    reason = _human_text(reason, "reason", problems)
+    reason = _verdict_text(outcome, reason, problems)
     if problems:
         raise InvalidMemory(problems)
     with transaction.atomic():
@@ -389,6 +398,175 @@ _VERDICT_PATHS = {
     "MessagePiece": "message__conversation__attack_results__human_verdicts",
     "Score": "conversation__attack_results__human_verdicts",
 }
+
+
+# --- review queues ---------------------------------------------------------------------------
+
+VERDICT_PERMISSION = "memory.add_humanverdict"
+#: The most attacks one bulk verdict records (each is a locked row and a history entry).
+BULK_VERDICT_MAX = 200
+QUEUE_NAME_MAX = 200
+
+
+def human_verdicts_record_bulk(
+    *,
+    attack_results: Sequence[AttackResult],
+    outcome: str,
+    reason: str,
+    reviewer: AbstractBaseUser,
+) -> list[HumanVerdict]:
+    """One verdict, with one reason, on each of ``attack_results``: all or none.
+
+    Each goes through :func:`human_verdict_record` (so each attack's human outcome is its
+    newest verdict), inside one transaction. Needs ``memory.add_humanverdict``.
+    """
+    if not reviewer.has_perm(VERDICT_PERMISSION):
+        raise PermissionDenied("Recording verdicts needs the reviewer role.")
+    problems: list[Problem] = []
+    reason = _verdict_text(outcome, reason, problems)
+    distinct = list({attack.pk: attack for attack in attack_results}.values())
+    if not distinct:
+        problems.append(Problem("attack_results", "select at least one attack"))
+    elif len(distinct) > BULK_VERDICT_MAX:
+        problems.append(
+            Problem(
+                "attack_results", f"at most {BULK_VERDICT_MAX} attacks at once, not {len(distinct)}"
+            )
+        )
+    if problems:
+        raise InvalidMemory(problems)
+    with transaction.atomic():
+        return [
+            human_verdict_record(
+                attack_result=attack, outcome=outcome, reason=reason, reviewer=reviewer
+            )
+            for attack in distinct
+        ]
+
+
+def review_queue_problems(
+    *,
+    name: str,
+    filter_query: str,
+    required_reviews: int,
+    assignees: Sequence[AbstractBaseUser],
+    queue: ReviewQueue | None = None,
+) -> list[Problem]:
+    """Why these cannot be ``queue``'s (or a new queue's) settings; empty when they can."""
+    problems: list[Problem] = []
+    name = (name or "").strip()
+    if not name:
+        problems.append(Problem("name", "is required"))
+    elif len(name) > QUEUE_NAME_MAX:
+        problems.append(Problem("name", f"must be at most {QUEUE_NAME_MAX} characters"))
+    elif (
+        ReviewQueue.objects.filter(name=name)
+        .exclude(pk=queue.pk if queue is not None and queue.pk else None)
+        .exists()
+    ):
+        problems.append(Problem("name", f"a queue named {name!r} exists already"))
+    problems.extend(queue_filter_problems(filter_query or ""))
+    people = {person.pk: person for person in assignees}
+    if not isinstance(required_reviews, int) or required_reviews < 1:
+        problems.append(Problem("required_reviews", "must be a whole number of at least 1"))
+    elif people and required_reviews > len(people):
+        problems.append(
+            Problem(
+                "required_reviews",
+                f"{required_reviews} reviews per attack need at least as many assignees, "
+                f"not {len(people)}",
+            )
+        )
+    unable = sorted(p.get_username() for p in people.values() if not p.has_perm(VERDICT_PERMISSION))
+    if unable:
+        problems.append(
+            Problem("assignees", f"cannot record verdicts (reviewer role): {', '.join(unable)}")
+        )
+    return problems
+
+
+def review_queue_save(
+    *,
+    user: AbstractBaseUser,
+    name: str,
+    filter_query: str,
+    required_reviews: int,
+    assignees: Sequence[AbstractBaseUser],
+    blind: bool = False,
+    description: str = "",
+    queue: ReviewQueue | None = None,
+) -> ReviewQueue:
+    """Create a review queue (``queue`` None, or not saved yet), or change ``queue``.
+
+    Needs ``memory.add_reviewqueue`` (new) or ``memory.change_reviewqueue``. The filter must be
+    the attack list's (:func:`memory.storage.queues.queue_filter_problems`); it is stored
+    without a leading ``?`` or empty values. Every assignee must be able to record verdicts,
+    and there must be at least ``required_reviews`` of them (or no item could be completed);
+    see :func:`review_queue_problems`.
+    """
+    creating = queue is None or queue.pk is None
+    needed = "memory.add_reviewqueue" if creating else "memory.change_reviewqueue"
+    if not user.has_perm(needed):
+        raise PermissionDenied("Creating and changing review queues needs the lead role.")
+    problems = review_queue_problems(
+        name=name,
+        filter_query=filter_query,
+        required_reviews=required_reviews,
+        assignees=assignees,
+        queue=queue,
+    )
+    if problems:
+        raise InvalidMemory(problems)
+    with transaction.atomic():
+        if queue is None:
+            queue = ReviewQueue()
+        if creating:
+            queue.created_by = user
+            queue.created_at = _now()
+        queue.name = name.strip()
+        queue.description = (description or "").strip()
+        queue.filter_query = queue_filter_params(filter_query or "").urlencode()
+        queue.required_reviews = required_reviews
+        queue.blind = blind
+        queue.save()
+        queue.assignees.set(list({person.pk: person for person in assignees}.values()))
+    return queue
+
+
+def queue_resolution_record(
+    *,
+    queue: ReviewQueue,
+    attack_result: AttackResult,
+    outcome: str,
+    reason: str,
+    resolved_by: AbstractBaseUser,
+) -> QueueResolution:
+    """A lead's final verdict on an attack of ``queue``, where its reviewers disagree.
+
+    Recorded as a verdict (:func:`human_verdict_record`, so it becomes the attack's human
+    outcome) plus the resolution row that marks it as one; both in one transaction. Needs
+    ``memory.add_queueresolution`` and ``memory.add_humanverdict``; the attack must be in the
+    queue now.
+    """
+    if not resolved_by.has_perms(["memory.add_queueresolution", VERDICT_PERMISSION]):
+        raise PermissionDenied("Resolving disagreements needs the lead role.")
+    problems: list[Problem] = []
+    _verdict_text(outcome, reason, problems)
+    if not attack_in_queue(queue=queue, attack_id=attack_result.pk):
+        problems.append(Problem("attack_result", f"is not in the queue {queue.name!r}"))
+    if problems:
+        raise InvalidMemory(problems)
+    with transaction.atomic():
+        verdict = human_verdict_record(
+            attack_result=attack_result, outcome=outcome, reason=reason, reviewer=resolved_by
+        )
+        return QueueResolution.objects.create(
+            queue=queue,
+            attack_result=attack_result,
+            verdict=verdict,
+            resolved_by=resolved_by,
+            created_at=verdict.created_at,
+        )
 
 
 def memory_reviewed(*, queryset: QuerySet) -> int:

@@ -14,7 +14,7 @@ from typing import Any
 import django_filters
 from django import forms
 from django.db import connections
-from django.db.models import Q, QuerySet
+from django.db.models import F, OrderBy, Q, QuerySet
 
 _HASH_RE = re.compile(r"^[0-9a-fA-F]{64}$")
 
@@ -185,3 +185,21 @@ def text_search(qs: QuerySet, fields: tuple[str, ...], value: str) -> QuerySet:
     for field in fields:
         match |= Q(**{f"{field}__icontains": value})
     return qs.filter(match)
+
+
+def ordering(
+    sorts: dict[str, tuple[Any, bool]], requested: str, default: str
+) -> tuple[str, list[OrderBy]]:
+    """The valid sort key (``default`` for anything unknown) and its ORDER BY, primary key last.
+
+    ``sorts`` maps a key to (column expression, may be NULL); ``-key`` descends. The primary
+    key breaks ties so pages never overlap or skip rows.
+    """
+    key = requested if requested.lstrip("-") in sorts else default
+    column, nullable = sorts[key.lstrip("-")]
+    # NULLS LAST only where a column can hold NULL: on SQLite the clause keeps an index on a
+    # NOT NULL column from serving the ORDER BY.
+    nulls = {"nulls_last": True} if nullable else {}
+    if key.startswith("-"):
+        return key, [column.desc(**nulls), F("pk").desc()]
+    return key, [column.asc(**nulls), F("pk").asc()]

@@ -1,14 +1,20 @@
-"""Attack statistics shared by the dashboards and the scenario pages: pure math, no Django.
+"""Attack statistics shared by the dashboards, the scenario pages and the review queues: pure
+math, no Django.
 
 Attack success rate is PyRIT's: successes / (successes + failures). Undetermined and errored
 attacks are counted and shown beside it, never folded into either side. Each rate carries a
 95 % Wilson score interval, which stays inside [0, 1] and behaves at 0 % and 100 % where the
 normal approximation collapses to a zero-width interval.
+
+Agreement between raters: Cohen's κ for two raters (:class:`Agreement`, built by
+:func:`agreement` or :func:`paired_agreement`) and Fleiss' κ for a fixed number of raters per
+item (:class:`FleissAgreement`, built by :func:`fleiss_agreement`).
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
@@ -145,8 +151,9 @@ def counts_from_rows(rows: Iterable[tuple[str, int]]) -> OutcomeCounts:
 class Agreement:
     """Two raters' labels of the same items: confusion matrix and Cohen's κ.
 
-    ``matrix[i][j]`` counts items the first rater (the machine) put in ``categories[i]`` and
-    the second (the human) in ``categories[j]``.
+    ``matrix[i][j]`` counts items the first rater put in ``categories[i]`` and the second in
+    ``categories[j]`` (the dashboards: the machine first, the human second; the review queues:
+    two reviewers, or the automated outcome and one reviewer).
     """
 
     categories: tuple[str, ...]
@@ -191,7 +198,7 @@ class Agreement:
 def agreement(
     pairs: Iterable[tuple[str, str, int]], categories: Sequence[str] | None = None
 ) -> Agreement:
-    """Build an :class:`Agreement` from ``(machine_label, human_label, count)`` triples.
+    """Build an :class:`Agreement` from ``(first_label, second_label, count)`` triples.
 
     ``categories`` fixes the order (and may add unused ones); labels not in it are appended
     in sorted order.
@@ -207,6 +214,95 @@ def agreement(
     for first, second, count in pairs:
         matrix[index[first]][index[second]] += count
     return Agreement(tuple(order), tuple(tuple(row) for row in matrix))
+
+
+def paired_agreement(
+    pairs: Iterable[tuple[str, str]], categories: Sequence[str] | None = None
+) -> Agreement:
+    """An :class:`Agreement` of ``(first_label, second_label)`` pairs, one per item."""
+    return agreement(
+        ((first, second, count) for (first, second), count in Counter(pairs).items()), categories
+    )
+
+
+@dataclass(frozen=True)
+class FleissAgreement:
+    """Fleiss' κ (Fleiss 1971): agreement of a fixed number of raters per item.
+
+    ``table[i][j]`` is how many raters put item ``i`` in ``categories[j]``; every row sums to
+    the same number of raters ``raters`` (at least 2). The raters may differ from item to item:
+    Fleiss' κ asks how often two ratings of one item agree, beyond what the overall category
+    shares would give by chance.
+    """
+
+    categories: tuple[str, ...]
+    table: tuple[tuple[int, ...], ...]
+    raters: int
+
+    @property
+    def items(self) -> int:
+        return len(self.table)
+
+    @property
+    def shares(self) -> tuple[float, ...] | None:
+        """p_j: the share of all ratings in each category."""
+        total = self.items * self.raters
+        if not total:
+            return None
+        return tuple(sum(row[j] for row in self.table) / total for j in range(len(self.categories)))
+
+    @property
+    def observed(self) -> float | None:
+        """P̄: the mean over items of P_i = (Σ_j n_ij² − n) / (n (n − 1))."""
+        if not self.items:
+            return None
+        n = self.raters
+        per_item = [(sum(c * c for c in row) - n) / (n * (n - 1)) for row in self.table]
+        return sum(per_item) / self.items
+
+    @property
+    def expected(self) -> float | None:
+        """P̄_e = Σ_j p_j²: agreement expected by chance."""
+        shares = self.shares
+        return None if shares is None else sum(p * p for p in shares)
+
+    @property
+    def kappa(self) -> float | None:
+        """κ = (P̄ − P̄_e) / (1 − P̄_e); ``None`` with no items or when every rating is one
+        category (0/0)."""
+        observed, expected = self.observed, self.expected
+        if observed is None or expected is None or math.isclose(expected, 1.0):
+            return None
+        return (observed - expected) / (1 - expected)
+
+
+def fleiss_agreement(
+    ratings: Iterable[Sequence[str]], categories: Sequence[str] | None = None
+) -> FleissAgreement:
+    """A :class:`FleissAgreement` of items given as their raters' labels (``["success",
+    "failure"]`` per item).
+
+    Every item needs the same number of ratings, at least two (``ValueError`` otherwise): the
+    caller picks which items take part. ``categories`` fixes the order (and may add unused
+    ones); other labels are appended in sorted order.
+    """
+    items = [list(labels) for labels in ratings]
+    sizes = {len(labels) for labels in items}
+    if len(sizes) > 1:
+        raise ValueError(f"every item needs the same number of ratings, got {sorted(sizes)}")
+    raters = sizes.pop() if sizes else 2
+    if raters < 2:
+        raise ValueError("Fleiss' kappa needs at least two ratings per item")
+    order = list(categories or [])
+    order += sorted({label for labels in items for label in labels} - set(order))
+    index = {label: j for j, label in enumerate(order)}
+    table = []
+    for labels in items:
+        row = [0] * len(order)
+        for label in labels:
+            row[index[label]] += 1
+        table.append(tuple(row))
+    return FleissAgreement(tuple(order), tuple(table), raters)
 
 
 #: Float-scale scores fall into ten bins of width 0.1; 1.0 belongs to the last bin.

@@ -25,7 +25,9 @@ from memory.models import (
     MessagePiece,
     PieceConverter,
     PyritRecord,
+    QueueResolution,
     RelatedConversation,
+    ReviewQueue,
     ScenarioResult,
     ScorableContent,
     Score,
@@ -88,7 +90,22 @@ BUILDERS: dict[type, Callable[[], object]] = {
     PyritRecord: lambda: PyritRecord.objects.create(
         table="FindingEntries", pk_text=str(uuid.uuid4()), row={"title": "t"}
     ),
+    QueueResolution: lambda: new_resolution(),
 }
+
+
+def new_resolution() -> QueueResolution:
+    """A resolution row (its queue and verdict written directly: the admin only reads it)."""
+    attack = make_attack()
+    queue = ReviewQueue.objects.create(name=f"queue {uuid.uuid4()}")
+    verdict = HumanVerdict.objects.create(
+        attack_result=attack, outcome="failure", reason="settled", reviewer_name="lena"
+    )
+    return QueueResolution.objects.create(queue=queue, attack_result=attack, verdict=verdict)
+
+
+#: Models the admin edits (review work, not memory): tested on their own.
+EDITABLE = {ReviewQueue}
 
 # Every memory changelist costs the same four queries, whatever the number of rows:
 #   1. session, 2. user,
@@ -109,7 +126,7 @@ def test_every_memory_model_is_registered():
         for model in apps.get_app_config("memory").get_models()
         if not model.__name__.startswith("Historical")
     }
-    assert models == set(BUILDERS)
+    assert models == set(BUILDERS) | EDITABLE
     assert all(admin.site.is_registered(model) for model in models)
 
 
@@ -448,3 +465,74 @@ def test_pyrit_records_are_found_by_table_name_and_never_changed(admin_client):
     assert "bypass" in detail.content.decode()
     assert admin_url(PyritRecord, "add") not in detail.content.decode()
     assert PyritRecord.objects.get(pk=finding.pk).row["note"] == "a\x00b"
+
+
+# --- review queues (editable) ---------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_a_lead_creates_and_changes_a_queue_in_the_admin_through_the_service(member):
+    from django.test import Client
+
+    lead = member("lead", username="lena")
+    ann = member("reviewer", username="ann")
+    viewer = member("viewer", username="vera")
+    client = Client()
+    client.force_login(lead)
+    url = admin_url(ReviewQueue, "add")
+    assert client.get(url).status_code == 200
+    refused = client.post(
+        url,
+        {
+            "name": "Admin queue",
+            "filter_query": "effective_outcome=success",
+            "required_reviews": "2",
+            "assignees": [ann.pk],
+        },
+    )
+    assert refused.status_code == 200  # the form again, with the service's problems
+    html = refused.content.decode()
+    assert "a queue cannot filter on human verdicts" in html
+    assert "2 reviews per attack need at least as many assignees, not 1" in html
+    # A viewer is not offered: she cannot record verdicts.
+    not_offered = client.post(url, {"name": "x", "required_reviews": "1", "assignees": [viewer.pk]})
+    assert "Select a valid choice" in not_offered.content.decode()
+    response = client.post(
+        url,
+        {
+            "name": "Admin queue",
+            "filter_query": "?outcome=success",
+            "required_reviews": "1",
+            "assignees": [ann.pk],
+        },
+    )
+    assert response.status_code == 302
+    queue = ReviewQueue.objects.get()
+    assert (queue.filter_query, queue.created_by, list(queue.assignees.all())) == (
+        "outcome=success",
+        lead,
+        [ann],
+    )
+    # A reviewer sees queues in the admin but may not add one.
+    reviewer = Client()
+    reviewer.force_login(ann)
+    assert reviewer.get(admin_url(ReviewQueue, "changelist")).status_code == 200
+    assert reviewer.get(url).status_code == 403
+
+
+@pytest.mark.django_db
+def test_the_queue_changelist_costs_the_same_queries_whatever_the_number_of_queues(
+    admin_client, django_assert_max_num_queries
+):
+    from django.test.utils import CaptureQueriesContext
+
+    def count() -> int:
+        with CaptureQueriesContext(connection) as queries:
+            assert admin_client.get(admin_url(ReviewQueue, "changelist")).status_code == 200
+        return len(queries)
+
+    ReviewQueue.objects.create(name="one")
+    few = count()
+    for index in range(10):
+        ReviewQueue.objects.create(name=f"queue {index}")
+    assert count() == few

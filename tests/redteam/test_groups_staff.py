@@ -7,11 +7,11 @@ from django.contrib.auth.models import Group
 from django.core.management import call_command
 from django.test import Client
 
-from redteam.groups import CURATOR, INGEST, REVIEWER, VIEWER
+from redteam.groups import CURATOR, INGEST, LEAD, REVIEWER, VIEWER
 
 
 @pytest.mark.django_db
-@pytest.mark.parametrize("group_name", [VIEWER, REVIEWER, CURATOR, INGEST])
+@pytest.mark.parametrize("group_name", [VIEWER, REVIEWER, LEAD, CURATOR, INGEST])
 def test_joining_a_shipped_group_lets_the_user_into_the_admin(django_user_model, group_name):
     call_command("ensure_groups")
     user = django_user_model.objects.create_user(username="newcomer", password="pw-new-12345")

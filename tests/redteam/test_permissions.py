@@ -12,7 +12,7 @@ from django.test import Client
 from rest_framework.test import APIRequestFactory
 from rest_framework.views import APIView
 
-from redteam.groups import CURATOR, INGEST, REVIEWER, VIEWER, shipped_group_permissions
+from redteam.groups import CURATOR, INGEST, LEAD, REVIEWER, VIEWER, shipped_group_permissions
 from redteam.permissions import RequiredPermissions
 from redteam.tokens import api_token_create, api_token_revoke
 
@@ -171,7 +171,17 @@ def test_required_permissions_without_a_declaration_is_a_configuration_error(bot
         (
             REVIEWER,
             ["memory.view_score", "memory.change_attackresult", "memory.change_conversation"],
-            ["memory.change_score", "memory.add_conversation", "seeds.change_seed"],
+            ["memory.change_score", "memory.add_conversation", "memory.add_reviewqueue"],
+        ),
+        (
+            LEAD,
+            [
+                "memory.add_humanverdict",
+                "memory.add_reviewqueue",
+                "memory.change_reviewqueue",
+                "memory.add_queueresolution",
+            ],
+            ["memory.change_score", "memory.change_humanverdict", "seeds.change_seed"],
         ),
         (
             CURATOR,
@@ -181,7 +191,13 @@ def test_required_permissions_without_a_declaration_is_a_configuration_error(bot
         (
             INGEST,
             ["memory.add_messagepiece", "memory.change_score", "seeds.add_seed", "seeds.view_seed"],
-            ["memory.delete_conversation", "seeds.delete_seed", "redteam.add_apitoken"],
+            [
+                "memory.delete_conversation",
+                "seeds.delete_seed",
+                "redteam.add_apitoken",
+                "memory.add_reviewqueue",
+                "memory.add_queueresolution",
+            ],
         ),
     ],
 )

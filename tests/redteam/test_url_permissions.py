@@ -10,7 +10,7 @@ import pytest
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver, reverse
 
-from redteam.groups import CURATOR, INGEST, REVIEWER, VIEWER
+from redteam.groups import CURATOR, INGEST, LEAD, REVIEWER, VIEWER
 
 pytestmark = pytest.mark.django_db
 
@@ -28,6 +28,7 @@ SAMPLES = {
     "part": "late",
     "fmt": "md",
     "scenario_id": uuid.UUID(int=5),
+    "queue_id": 1,
 }
 
 #: Pages anyone signed in may open: they show no memory.
@@ -91,11 +92,14 @@ def test_a_user_with_no_group_reads_no_memory(member):
 #: method, so a GET is refused like any method they do not define.
 WRITE_ONLY = {"api-ingest", "api-media"}
 IMPORTS = {"import-list", "import-detail", "import-status"}
+#: Creating and changing review queues is the leads' (``queue-resolve`` is a POST: 405).
+QUEUE_WRITES = {"queue-create", "queue-edit"}
 FORBIDDEN = {
-    VIEWER: IMPORTS | WRITE_ONLY | {"piece-human-score"},
-    REVIEWER: IMPORTS | WRITE_ONLY,
-    CURATOR: IMPORTS | WRITE_ONLY | {"piece-human-score"},
-    INGEST: WRITE_ONLY,
+    VIEWER: IMPORTS | WRITE_ONLY | QUEUE_WRITES | {"piece-human-score"},
+    REVIEWER: IMPORTS | WRITE_ONLY | QUEUE_WRITES,
+    LEAD: IMPORTS | WRITE_ONLY,
+    CURATOR: IMPORTS | WRITE_ONLY | QUEUE_WRITES | {"piece-human-score"},
+    INGEST: WRITE_ONLY | QUEUE_WRITES,
 }
 
 

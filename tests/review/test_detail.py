@@ -325,9 +325,10 @@ def test_long_values_fold_and_duplicated_pieces_share_scores(viewer):
 #  (view_attackresult), 5 attack (+ conversation, target, attack identifiers, scenario),
 #  6 related conversations (+ message counts), 7 pieces (+ message, media),
 #  8 converter links, 9 scores (+ reviewer), 10 the identifier rows not loaded with the
-#  attack (converters, scorers), 11 verdicts. Identifier trees deeper than the rows already
-#  loaded add one query per level (none in this data).
-ATTACK_PAGE_QUERIES = 11
+#  attack (converters, scorers), 11 verdicts, 12 the reviewer's blind review queues (none
+#  here; a viewer is never blinded and skips it). Identifier trees deeper than the rows
+#  already loaded add one query per level (none in this data).
+ATTACK_PAGE_QUERIES = 12
 # The conversation page: session, user (+ preferences), 2 permissions, conversation
 # (+ target), attacks of which it is the main conversation, attacks it is related to, pieces,
 # converter links, scores, identifier rows.
