@@ -28,6 +28,7 @@ from django.utils.safestring import mark_safe
 
 from memory.models import AttackResult, Conversation
 from memory.review.forms import QUEUE_CREATE_PERMISSION, VERDICT_PERMISSION
+from memory.review.rendering import highlight_snippet
 from memory.storage import selectors
 from memory.storage.attack_table import TABLE_FORMATS, attack_table
 from memory.storage.filters import (
@@ -659,12 +660,21 @@ def search(request: HttpRequest) -> HttpResponse:
     piece text (bounded substring scans; see ``selectors.memory_search``)."""
     query = request.GET.get("q", "").strip()
     results = selectors.memory_search(query=query)
+    # Escaped by highlight_snippet, which marks every match in the part shown.
+    for attack in results.attacks_by_objective:
+        attack.snippet = mark_safe(highlight_snippet(attack.objective, query))
+    for piece in results.pieces_by_text:
+        text = piece.converted_value if query.lower() in piece.converted_value.lower() else ""
+        piece.snippet = mark_safe(highlight_snippet(text or piece.original_value, query))
+        piece.matched_original = not text
     context = {
         "query": query,
         "results": results,
         "min_text": selectors.SEARCH_MIN_TEXT,
         "piece_scan": f"{selectors.SEARCH_PIECE_SCAN:,}",
         "group_limit": selectors.SEARCH_GROUP_LIMIT,
+        "count_cap": selectors.SEARCH_COUNT_CAP,
+        "count_cap_text": f"{selectors.SEARCH_COUNT_CAP:,}",
     }
     response = render(request, "review/search.html", context)
     response["X-Result-Count"] = str(results.total)

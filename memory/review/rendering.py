@@ -185,3 +185,29 @@ def text_diff(original: str, converted: str) -> Diff:
         if op in ("insert", "replace"):
             out.append(f"<ins>{html.escape(''.join(b[b0:b1]))}</ins>")
     return Diff(html="".join(out), ratio=words.ratio())
+
+
+def highlight_snippet(text: str, query: str, *, width: int = 200) -> str:
+    """Escaped HTML of ``text`` cut to about ``width`` characters around the first match of
+    ``query`` (case-insensitive), every match in the cut wrapped in ``<mark>``.
+
+    Long texts are cut so the match is visible, with an ellipsis on the cut sides; a text
+    without a match is cut from its start.
+    """
+    if not query:
+        return html.escape(text[:width])
+    pattern = re.compile(re.escape(query), re.IGNORECASE)
+    first = pattern.search(text)
+    start = 0
+    if first is not None and first.end() > width:
+        start = max(0, first.start() - width // 3)
+    end = min(len(text), start + width)
+    window = text[start:end]
+    parts = []
+    cursor = 0
+    for match in pattern.finditer(window):
+        parts.append(html.escape(window[cursor : match.start()]))
+        parts.append(f"<mark>{html.escape(match.group(0))}</mark>")
+        cursor = match.end()
+    parts.append(html.escape(window[cursor:]))
+    return ("…" if start else "") + "".join(parts) + ("…" if end < len(text) else "")

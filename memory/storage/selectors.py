@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -35,6 +36,7 @@ from memory.models import (
 )
 from redteam.core import identifiers as ids
 from redteam.core.choices import ChatMessageRole
+from redteam.core.pagination import capped_count
 from redteam.core.stats import OutcomeCounts
 from redteam.core.uuids import parse_uuid
 
@@ -382,6 +384,8 @@ SEARCH_GROUP_LIMIT = 20
 SEARCH_PIECE_SCAN = 20_000
 #: Shortest text the substring search runs for.
 SEARCH_MIN_TEXT = 3
+#: Objective matches counted exactly up to this many ("1,000+" beyond).
+SEARCH_COUNT_CAP = 1000
 
 
 @dataclass
@@ -397,6 +401,10 @@ class SearchResults:
     objective_more: bool = False
     pieces_more: bool = False
     text_searched: bool = False
+    #: The query read as the start of an id (hex digits): matches are by prefix.
+    id_prefix: bool = False
+    #: Attacks whose objective contains the query, counted up to ``SEARCH_COUNT_CAP`` + 1.
+    objective_count: int = 0
 
     @property
     def exact_count(self) -> int:
@@ -422,6 +430,25 @@ def memory_search(*, query: str) -> SearchResults:
         return results
     as_uuid = parse_uuid(query)
     conversation_ids = {query}
+    bounds = _uuid_prefix_bounds(query) if as_uuid is None else None
+    if bounds is not None:
+        results.id_prefix = True
+        low, high = bounds
+        limit = SEARCH_GROUP_LIMIT
+        results.attacks_by_id = list(
+            attack_list_queryset().filter(pk__gte=low, pk__lte=high).order_by("pk")[:limit]
+        )
+        results.pieces_by_id = list(
+            MessagePiece.objects.filter(pk__gte=low, pk__lte=high)
+            .select_related("message__conversation")
+            .order_by("pk")[:limit]
+        )
+        results.conversations_by_id = list(
+            Conversation.objects.filter(conversation_id__istartswith=query)
+            .select_related("target_identifier")
+            .order_by("conversation_id")[:limit]
+        )
+        return results
     if as_uuid is not None:
         conversation_ids |= {str(as_uuid), as_uuid.hex}
         results.attacks_by_id = list(attack_list_queryset().filter(pk=as_uuid))
@@ -437,8 +464,31 @@ def memory_search(*, query: str) -> SearchResults:
         return results
     results.text_searched = True
     results.attacks_by_objective, results.objective_more = _objective_hits(query)
+    # Always counted (capped), so the page costs the same queries however many match.
+    results.objective_count = capped_count(
+        AttackResult.objects.filter(objective__icontains=query), SEARCH_COUNT_CAP
+    )
     results.pieces_by_text, results.pieces_more = _piece_text_hits(query)
     return results
+
+
+#: Hex digits (dashes allowed where a UUID has them) that start an id.
+_ID_PREFIX = re.compile(r"[0-9a-f]{8}(-?[0-9a-f]{0,4}){0,6}", re.IGNORECASE)
+
+
+def _uuid_prefix_bounds(query: str) -> tuple[uuid.UUID, uuid.UUID] | None:
+    """The lowest and highest UUID starting with ``query`` (8 to 31 hex digits), or None.
+
+    A range on the key rather than a text match: a UUID column is text on SQLite and a native
+    type on PostgreSQL, but both order UUIDs as their hex digits, so the same range finds the
+    same rows on both, through the primary key index.
+    """
+    if not _ID_PREFIX.fullmatch(query):
+        return None
+    digits = query.replace("-", "").lower()
+    if not 8 <= len(digits) < 32:
+        return None
+    return uuid.UUID(digits.ljust(32, "0")), uuid.UUID(digits.ljust(32, "f"))
 
 
 def _objective_hits(query: str) -> tuple[list[AttackResult], bool]:

@@ -445,9 +445,11 @@ def _conversations(memory, n):
         # links, 3 option queries (targets, labels, harm categories)
         ("/conversations/", _conversations, {}, 13),
         ("/conversations/", _conversations, {"HX-Request": "true"}, 10),
-        # + conversation id, objective probe, objective rows, piece-scan bound,
-        # piece text
-        ("/search/?q=password", _attacks, {}, 9),
+        # + conversation id, objective probe, objective rows, objective count (capped),
+        # piece-scan bound, piece text
+        ("/search/?q=password", _attacks, {}, 10),
+        # an id prefix: + attacks, pieces and conversations by prefix
+        ("/search/?q=3f2b8c1e", _attacks, {}, 7),
         # an id: + attack, piece and conversation by id
         ("/search/?q=3f2b8c1e-0000-4000-8000-000000000000", _attacks, {}, 7),
     ],
@@ -556,7 +558,8 @@ def test_search_caps_each_group_and_links_to_the_full_list(client, memory):
     html = client.get("/search/", {"q": "password"}).content.decode()
     objectives = html[html.index('id="g-objectives"') : html.index('id="g-pieces"')]
     assert objectives.count('class="hit"') == 20
-    assert "20+" in objectives
+    assert '<span class="count-pill">20 of 25</span>' in objectives
+    assert "25 objectives" in html
     assert 'href="/attacks/?q=password"' in objectives
 
 
@@ -571,4 +574,35 @@ def test_search_escapes_the_query_and_the_hits(client, memory):
     memory.attack(objective="<script>alert(1)</script> payload")
     html = client.get("/search/", {"q": "<script>"}).content.decode()
     assert "<script>alert(1)" not in html
-    assert "&lt;script&gt;alert(1)&lt;/script&gt; payload" in html
+    assert "<mark>&lt;script&gt;</mark>alert(1)&lt;/script&gt; payload" in html
+
+
+def test_search_finds_ids_by_their_first_digits(client, memory):
+    attack = memory.attack()
+    piece = attack.conversation.messages.get(sequence=1).pieces.get()
+    solo = make_conversation(f"{uuid.uuid4()}")
+    for query, wanted in (
+        (str(attack.pk)[:8], f'href="/attacks/{attack.pk}/"'),
+        (str(attack.pk)[:13].upper(), f'href="/attacks/{attack.pk}/"'),
+        (str(piece.pk)[:10].replace("-", ""), f"#piece-{piece.pk}"),
+        (solo.conversation_id[:9], f'href="/conversations/{solo.conversation_id}/"'),
+    ):
+        html = client.get("/search/", {"q": query}).content.decode()
+        assert "Ids starting with" in html, query
+        assert wanted in html, query
+
+
+def test_an_id_prefix_matches_only_ids_that_start_with_it(client, memory):
+    attacks = [memory.attack() for _ in range(5)]
+    target = attacks[2]
+    html = client.get("/search/", {"q": target.pk.hex[:12]}).content.decode()
+    found = set(re.findall(r'href="/attacks/([0-9a-f-]{36})/"', html))
+    assert found == {str(a.pk) for a in attacks if a.pk.hex.startswith(target.pk.hex[:12])}
+
+
+def test_a_match_deep_in_a_long_text_is_shown_marked(client, memory):
+    memory.attack(objective="filler " * 100 + "the needle is here " + "tail " * 50)
+    html = client.get("/search/", {"q": "NEEDLE"}).content.decode()
+    objectives = html[html.index('id="g-objectives"') : html.index('id="g-pieces"')]
+    assert "…" in objectives
+    assert "the <mark>needle</mark> is here" in objectives
