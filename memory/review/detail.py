@@ -15,11 +15,13 @@ from django.utils.http import urlencode
 
 from memory.models import Conversation
 from memory.review.attack_export import attack_html, attack_markdown
+from memory.review.attack_tree import attack_branches
 from memory.review.forms import SCORE_PERMISSION, VerdictForm
 from memory.review.panels import verdict_context
 from memory.review.preferences import blur_harmful_media
 from memory.review.queue_mode import queue_bar
 from memory.review.thread import attack_page, attack_queryset, conversation_page, gc_paused
+from redteam.core.choices import ConversationType
 from redteam.core.downloads import as_attachment
 
 
@@ -64,6 +66,10 @@ def attack_detail(
         "page": page,
         "thread": page.thread,
         "queue_bar": bar,
+        # Only a tree-of-attacks run has pruned branches: other pages pay no query for it.
+        "branches": attack_branches(attack=attack, related=[r.related for r in page.related])
+        if any(r.related.conversation_type == ConversationType.PRUNED for r in page.related)
+        else [],
     }
     return render(request, "review/attack_detail.html", context, status=status)
 
