@@ -112,6 +112,9 @@ class UserPreference(models.Model):
     blur_harmful_media = models.BooleanField(default=True)
     #: Light, dark, or whatever the device prefers (``prefers-color-scheme``).
     theme = models.CharField(max_length=6, choices=Theme.choices, default=Theme.SYSTEM)
+    #: The attack list's optional columns this user shows, in display order (``None``: the
+    #: default set). Unknown keys are ignored when read.
+    attack_columns = models.JSONField(null=True, blank=True, default=None)
 
     class Meta:
         constraints = [
@@ -123,3 +126,32 @@ class UserPreference(models.Model):
 
     def __str__(self) -> str:
         return f"preferences of {self.user}"
+
+
+class SavedView(models.Model):
+    """A list or dashboard the way one user left it: its page and its query string, under a
+    name. Opening it is following the link; the filters themselves are the page's."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="saved_views"
+    )
+    #: The page's URL name (``attack-list``, ``conversation-list``, ``dashboards``…).
+    page = models.CharField(max_length=64)
+    name = models.CharField(max_length=120)
+    query = models.TextField(blank=True, default="")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name", "pk"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "page", "name"], name="%(app_label)s_%(class)s_unique_name"
+            ),
+            models.CheckConstraint(
+                condition=~models.Q(name=""), name="%(app_label)s_%(class)s_name_required"
+            ),
+        ]
+        indexes = [models.Index(fields=["user", "page"], name="redteam_savedview_user_page")]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.page})"

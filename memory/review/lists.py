@@ -49,6 +49,7 @@ from redteam.core.filters import ordering
 from redteam.core.forms import datetime_input_value
 from redteam.core.htmx import wants_fragment
 from redteam.core.pagination import Page, paginate
+from redteam.models import SavedView
 
 #: Rows per page.
 PER_PAGE = 50
@@ -381,15 +382,38 @@ def needs_cleanup(request: HttpRequest) -> bool:
 
 # --- attack list --------------------------------------------------------------------------------
 
-ATTACK_COLUMNS = [
+#: Columns every attack list shows.
+FIXED_ATTACK_COLUMNS = [
     Column("Outcome", "col-outcome", (("outcome", "Outcome", False),)),
     Column("Objective", "col-objective", (("objective", "Objective", False),)),
-    Column("Attack", "col-attack", (("attack", "Attack", False),)),
-    Column("Target", "col-target"),
-    Column("Turns", "num col-turns", (("turns", "Turns", True), ("duration", "Duration", True))),
-    Column("Last score", "col-score", (("score", "Last score", True),)),
-    Column("Time", "col-time", (("time", "Time", True),)),
 ]
+#: Columns a user may show or hide (Preferences stores the keys), in display order.
+OPTIONAL_ATTACK_COLUMNS: dict[str, Column] = {
+    "attack": Column("Attack", "col-attack", (("attack", "Attack", False),)),
+    "target": Column("Target", "col-target"),
+    "operator": Column("Operator", "col-operator"),
+    "scenario": Column("Scenario", "col-scenario"),
+    "turns": Column(
+        "Turns", "num col-turns", (("turns", "Turns", True), ("duration", "Duration", True))
+    ),
+    "score": Column("Last score", "col-score", (("score", "Last score", True),)),
+    "time": Column("Time", "col-time", (("time", "Time", True),)),
+}
+DEFAULT_ATTACK_COLUMNS = ("attack", "target", "turns", "score", "time")
+ATTACK_COLUMNS = [
+    *FIXED_ATTACK_COLUMNS,
+    *(OPTIONAL_ATTACK_COLUMNS[key] for key in DEFAULT_ATTACK_COLUMNS),
+]
+
+
+def shown_attack_columns(user) -> list[str]:
+    """The optional attack-list columns ``user`` shows (their preference, else the default),
+    read from the preference the login loaded with the user: no query."""
+    preference = getattr(user, "preference", None) if user.is_authenticated else None
+    chosen = getattr(preference, "attack_columns", None)
+    if not isinstance(chosen, list):
+        return list(DEFAULT_ATTACK_COLUMNS)
+    return [key for key in OPTIONAL_ATTACK_COLUMNS if key in chosen]
 
 
 #: The attack list's first column for reviewers: tick rows for a bulk verdict.
@@ -451,15 +475,25 @@ def attack_list(request: HttpRequest) -> HttpResponse:
             row.scorer_class_display = camel_wrap(
                 score.scorer_class_identifier.class_name if score else ""
             )
+            # PyRIT 1.2's column, else the label earlier versions used for it.
+            labels = row.labels if isinstance(row.labels, dict) else {}
+            row.operator_display = (
+                row.operator or labels.get("operator") or labels.get("username", "")
+            )
     params = request.GET
     can_bulk = request.user.has_perm(VERDICT_PERMISSION)
-    columns = [SELECT_COLUMN, *ATTACK_COLUMNS] if can_bulk else ATTACK_COLUMNS
+    shown = shown_attack_columns(request.user)
+    columns = [*FIXED_ATTACK_COLUMNS, *(OPTIONAL_ATTACK_COLUMNS[key] for key in shown)]
+    if can_bulk:
+        columns = [SELECT_COLUMN, *columns]
     context: dict[str, Any] = {
         "filterset": filterset,
         "page": page,
         "errors": errors,
         "sort": sort,
         "columns": sort_columns(params, sort, columns),
+        "shown": shown,
+        "column_choices": [(key, col.label) for key, col in OPTIONAL_ATTACK_COLUMNS.items()],
         # Reviewers tick rows and record one verdict on all of them; leads make a queue.
         "can_bulk": can_bulk,
         "bulk_next": canonical_url(request),
@@ -489,6 +523,10 @@ def attack_list(request: HttpRequest) -> HttpResponse:
         context.update(pagination_context(params, page))
     if not wants_fragment(request):
         context.update(_attack_filter_panel(request, filterset))
+        context["saved_views"] = list(
+            SavedView.objects.filter(user=request.user, page="attack-list")
+        )
+        context["view_query"] = query_with(params, page=None, count=None)[1:]
     return _list_response(
         request,
         "review/attack_list.html",

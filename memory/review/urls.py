@@ -7,7 +7,16 @@ printed by PyRIT opens the right page.
 
 from django.urls import path
 
-from memory.review import detail, home, lists, preferences, queues, scenarios, verdicts
+from memory.review import (
+    detail,
+    home,
+    lists,
+    preferences,
+    queues,
+    saved_views,
+    scenarios,
+    verdicts,
+)
 
 urlpatterns = [
     path("", home.home, name="home"),
@@ -35,6 +44,13 @@ urlpatterns = [
     ),
     path("pieces/<uuid:piece_id>/human-score/", verdicts.human_score, name="piece-human-score"),
     path("preferences/", preferences.preferences, name="preferences"),
+    path(
+        "preferences/attack-columns/",
+        saved_views.save_attack_columns,
+        name="attack-columns",
+    ),
+    path("views/", saved_views.save_view, name="saved-view-save"),
+    path("views/<int:view_id>/delete/", saved_views.delete_view, name="saved-view-delete"),
     path("queues/", queues.queue_list, name="queue-list"),
     path("queues/new/", queues.queue_edit, name="queue-create"),
     path("queues/<int:queue_id>/", queues.queue_detail, name="queue-detail"),

@@ -179,6 +179,7 @@ def attack_list_queryset(*, queryset: QuerySet[AttackResult] | None = None) -> Q
         "conversation__target_identifier",
         "attack_identifier",
         "last_score__scorer_class_identifier",
+        "attribution_parent",
     )
 
 

@@ -28,11 +28,22 @@ SAMPLES = {
     "part": "late",
     "fmt": "md",
     "scenario_id": uuid.UUID(int=5),
+    "view_id": 1,
     "queue_id": 1,
 }
 
 #: Pages anyone signed in may open: they show no memory.
-OPEN_TO_EVERY_USER = {"home", "preferences", "api-docs", "api-schema", "logout"}
+OPEN_TO_EVERY_USER = {
+    "home",
+    "preferences",
+    "api-docs",
+    "api-schema",
+    "logout",
+    # The user's own list settings (POST only): no memory.
+    "attack-columns",
+    "saved-view-save",
+    "saved-view-delete",
+}
 #: Public: the login page, the load balancer's health check and the browser's icon.
 PUBLIC = {"login", "healthz", "favicon"}
 

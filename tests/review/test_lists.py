@@ -432,13 +432,13 @@ def _conversations(memory, n):
         # Every page: session, user, the user's and their groups' permissions (the view
         # permission check). Then: capped count, the page's keys, its rows (joined), 4
         # filter-panel option queries (identifiers used as attack / target / scorer /
-        # converter in one; labels; harm categories; datasets)
-        ("/attacks/", _attacks, {}, 11),
+        # converter in one; labels; harm categories; datasets), the user's saved views
+        ("/attacks/", _attacks, {}, 12),
         # + the label filter's look-up of the label's id
-        ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 12),
+        ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 13),
         # + the target filter's look-up of the model's identifier ids
-        ("/attacks/?target_model=llama-3", _attacks, {}, 12),
-        ("/attacks/?count=all&sort=-score", _attacks, {}, 11),
+        ("/attacks/?target_model=llama-3", _attacks, {}, 13),
+        ("/attacks/?count=all&sort=-score", _attacks, {}, 12),
         # htmx: no filter panel
         ("/attacks/?outcome=success", _attacks, {"HX-Request": "true"}, 7),
         # + capped count, keys, rows, message counts, first messages, attack
