@@ -26,6 +26,13 @@ GROUP_APPS = ("memory", "seeds")
 REVIEWED_MODELS = ("memory.attackresult", "memory.conversation")
 #: What reviewers record: verdicts on attacks and human scores on pieces.
 REVIEW_RECORDS = ("memory.add_humanverdict", "memory.add_score")
+#: What reviewers write about findings: operations, findings and their comments, evidence and
+#: retests, and reports (viewers read them all through the memory app's view permissions).
+FINDING_RECORDS = tuple(
+    f"memory.{action}_{model}"
+    for model in ("operation", "finding", "findingcomment", "evidence", "retest", "report")
+    for action in ("add", "change")
+)
 
 
 def _codenames(app_label: str, actions: tuple[str, ...]) -> set[str]:
@@ -43,7 +50,7 @@ def shipped_group_permissions() -> dict[str, set[str]]:
     }
     return {
         VIEWER: view,
-        REVIEWER: view | reviewed | set(REVIEW_RECORDS),
+        REVIEWER: view | reviewed | set(REVIEW_RECORDS) | set(FINDING_RECORDS),
         CURATOR: view | _codenames("seeds", ("add", "change", "delete")),
         INGEST: set().union(*(_codenames(app, ("view", "add", "change")) for app in GROUP_APPS)),
     }

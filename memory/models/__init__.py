@@ -2,6 +2,18 @@
 
 from memory.models.attacks import AttackLabel, AttackResult, RelatedConversation
 from memory.models.conversations import Conversation, Message, MessagePiece, PieceConverter
+from memory.models.findings import (
+    Evidence,
+    EvidenceKind,
+    Finding,
+    FindingComment,
+    FindingStatus,
+    Operation,
+    Report,
+    Retest,
+    RetestResult,
+    Severity,
+)
 from memory.models.identifiers import ComponentIdentifier, ComponentIdentifierChild
 from memory.models.imports import ImportJob, ImportStatus
 from memory.models.media import MediaBlob, MediaLocation
@@ -17,6 +29,11 @@ __all__ = [
     "ComponentIdentifier",
     "ComponentIdentifierChild",
     "Conversation",
+    "Evidence",
+    "EvidenceKind",
+    "Finding",
+    "FindingComment",
+    "FindingStatus",
     "HarmCategory",
     "HumanOutcome",
     "HumanVerdict",
@@ -27,10 +44,15 @@ __all__ = [
     "MediaLocation",
     "Message",
     "MessagePiece",
+    "Operation",
     "PieceConverter",
     "PyritRecord",
     "RelatedConversation",
+    "Report",
+    "Retest",
+    "RetestResult",
     "ScenarioResult",
     "ScorableContent",
     "Score",
+    "Severity",
 ]

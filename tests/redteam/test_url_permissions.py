@@ -28,6 +28,9 @@ SAMPLES = {
     "part": "late",
     "fmt": "md",
     "scenario_id": uuid.UUID(int=5),
+    "operation_id": uuid.UUID(int=6),
+    "finding_id": uuid.UUID(int=7),
+    "report_id": uuid.UUID(int=8),
 }
 
 #: Pages anyone signed in may open: they show no memory.
@@ -91,10 +94,18 @@ def test_a_user_with_no_group_reads_no_memory(member):
 #: method, so a GET is refused like any method they do not define.
 WRITE_ONLY = {"api-ingest", "api-media"}
 IMPORTS = {"import-list", "import-detail", "import-status"}
+#: Pages that write findings and operations (reviewers and the ingest group may).
+FINDING_FORMS = {
+    "finding-create",
+    "finding-pick",
+    "finding-edit",
+    "operation-create",
+    "operation-edit",
+}
 FORBIDDEN = {
-    VIEWER: IMPORTS | WRITE_ONLY | {"piece-human-score"},
+    VIEWER: IMPORTS | WRITE_ONLY | FINDING_FORMS | {"piece-human-score"},
     REVIEWER: IMPORTS | WRITE_ONLY,
-    CURATOR: IMPORTS | WRITE_ONLY | {"piece-human-score"},
+    CURATOR: IMPORTS | WRITE_ONLY | FINDING_FORMS | {"piece-human-score"},
     INGEST: WRITE_ONLY,
 }
 
