@@ -6,4 +6,5 @@ urlpatterns = [
     path("stats/", include("memory.dashboards.api_urls")),
     path("", include("memory.transfer.api_urls")),
     path("", include("seeds.api.urls")),
+    path("", include("memory.findings.api.urls")),
 ]
