@@ -43,7 +43,7 @@ from memory.models import (
 )
 from memory.storage import aggregates as ag
 from redteam.core.choices import is_media_value
-from redteam.core.stats import OutcomeCounts
+from redteam.core.stats import OutcomeCounts, percent_text
 
 REPORT_FORMAT = "redline-report"
 REPORT_VERSION = 1
@@ -78,7 +78,14 @@ COMPLEXITY_ORDER = ("easy", "moderate", "difficult", "unclassified")
 
 
 def _counts(counts: OutcomeCounts) -> dict[str, Any]:
-    return counts.as_dict()
+    """The stats API's figures, and the rate and interval as the dashboards print them."""
+    return {
+        **counts.as_dict(),
+        "asr_text": percent_text(counts.asr),
+        "ci_text": f"{percent_text(counts.ci_low)} – {percent_text(counts.ci_high)}"
+        if counts.n
+        else "–",
+    }
 
 
 def _groups(breakdown: ag.Breakdown) -> list[dict[str, Any]]:
@@ -298,6 +305,7 @@ def build_document(
             ),
             "params": [list(pair) for pair in params],
             "query": params_query(params),
+            "display": " & ".join(f"{key}={value}" for key, value in params) or "all memory",
             "source": scope.source.value,
             "redact_media": redact_media,
         },
@@ -340,14 +348,10 @@ def render_json(document: dict[str, Any]) -> str:
     return canonical(document) + "\n"
 
 
-def _pct(value: float | None) -> str:
-    return "–" if value is None else f"{value * 100:.1f} %"
-
-
 def _rate(row: dict[str, Any]) -> str:
     if row["asr"] is None:
         return "– (n = 0)"
-    return f"{_pct(row['asr'])} [{_pct(row['ci_low'])} – {_pct(row['ci_high'])}], n = {row['n']}"
+    return f"{row['asr_text']} [{row['ci_text']}], n = {row['n']}"
 
 
 def _md(text: Any) -> str:
@@ -363,7 +367,7 @@ def render_markdown(document: dict[str, Any]) -> str:
     if operation:
         lines += [f"Operation **{operation['name']}**. {operation['description']}".rstrip(), ""]
     lines += [
-        f"Scope: `{document['scope']['query'] or '(all memory)'}` · made {snap['made_at']} · "
+        f"Scope: `{document['scope']['display']}` · made {snap['made_at']} · "
         f"snapshot `{snap['sha256']}`",
         "",
         "## Executive summary",
@@ -449,9 +453,20 @@ def render_markdown(document: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def render_html(document: dict[str, Any], *, standalone: bool = True) -> str:
-    """The report as one HTML file: inline styles, embedded media, no script, no server."""
+def render_html(document: dict[str, Any], *, pdf: bool = False) -> str:
+    """The report as one HTML file: inline styles, embedded media, no script, no server.
+
+    Opened from disk it is the static bundle: the snapshot rides along as JSON. ``pdf``
+    leaves media out (a PDF cannot blur it, and reviewer safety says never show it plainly).
+    """
     return render_to_string(
         "findings/report_standalone.html",
-        {"doc": document, "standalone": standalone, "json_text": render_json(document)},
+        {"doc": document, "pdf": pdf, "json_text": "" if pdf else render_json(document)},
     )
+
+
+def render_pdf(document: dict[str, Any]) -> bytes:
+    """The report as PDF: the standalone HTML laid out by WeasyPrint (A4, page numbers)."""
+    from weasyprint import HTML  # imported here: it loads Pango, which only PDFs need
+
+    return HTML(string=render_html(document, pdf=True)).write_pdf()

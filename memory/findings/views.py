@@ -506,6 +506,7 @@ REPORT_FORMATS = {
     "html": "text/html; charset=utf-8",
     "md": "text/markdown; charset=utf-8",
     "json": "application/json",
+    "pdf": "application/pdf",
 }
 
 
@@ -521,6 +522,8 @@ def report_download(request: HttpRequest, report_id: Any, fmt: str) -> HttpRespo
         body: str | bytes = reports.render_markdown(document)
     elif fmt == "json":
         body = reports.render_json(document)
+    elif fmt == "pdf":
+        body = reports.render_pdf(document)
     else:
         body = reports.render_html(document)
     response = HttpResponse(body, content_type=REPORT_FORMATS[fmt])
