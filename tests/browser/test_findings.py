@@ -38,9 +38,9 @@ def test_attack_to_finding_to_report_pdf_and_bundle(
     browser,
     live_server,
     reviewer,
-    build,
+    build,  # noqa: F811  (the fixture imported above)
     shot,
-    tmp_path,  # noqa: F811
+    tmp_path,
 ):
     found = build()
     build(harm="cybercrime")
