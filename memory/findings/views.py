@@ -327,7 +327,8 @@ def finding_detail(request: HttpRequest, finding_id: Any) -> HttpResponse:
         "status_form": StatusForm(current=finding.status),
         "next_statuses": lifecycle.next_statuses(finding.status),
         "comment_form": CommentForm(),
-        "evidence_form": EvidenceForm(),
+        # Its own ids: the status form has a "note" too.
+        "evidence_form": EvidenceForm(auto_id="evidence_%s"),
         "history": _history(finding),
         "suggestions": list(retest_suggestions(finding)) if can_write else [],
         "retestable": finding.status in lifecycle.RETESTABLE,

@@ -70,6 +70,7 @@ def test_attack_to_finding_to_report_pdf_and_bundle(
         page.get_by_role("button", name="Change status").click()
         page.wait_for_load_state()
         assert page.locator("#finding-status").inner_text().lower() == status
+        assert note in page.locator(".fx-history").inner_text()  # the note is the reason
     assert page.evaluate(NO_OVERFLOW) <= 0
     shot(page, "findings-detail")
 
