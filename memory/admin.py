@@ -16,6 +16,7 @@ import dataclasses
 import re
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected
 from django.contrib.admin.options import ActionLocation
@@ -52,7 +53,9 @@ from memory.models import (
 from memory.storage.queues import reviewers_queryset
 from memory.storage.services import (
     memory_delete,
+    memory_evidence,
     memory_reviewed,
+    piece_correct,
     review_queue_problems,
     review_queue_save,
 )
@@ -94,6 +97,12 @@ def deletion_problem(queryset: QuerySet, request: HttpRequest) -> str | None:
         return (
             f"Nothing was deleted: {reviewed} of the selected rows hold memory a human verdict "
             "refers to. Tick “delete the evidence of human verdicts too” to delete them anyway."
+        )
+    evidence = memory_evidence(queryset=queryset)
+    if evidence and not request.POST.get("force"):
+        return (
+            f"Nothing was deleted: {evidence} of the selected rows are evidence of a finding. "
+            "Tick “delete the evidence of human verdicts and findings too” to delete them anyway."
         )
     return None
 
@@ -367,6 +376,21 @@ class MessageAdmin(EvidenceAdmin):
         return admin_link(Conversation, obj.conversation_id, obj.conversation.conversation_id)
 
 
+class PieceCorrectionForm(forms.ModelForm):
+    """A superuser's correction of a piece's values: the reason is required and recorded."""
+
+    correction_reason = forms.CharField(
+        max_length=1000,
+        widget=forms.Textarea(attrs={"rows": 2}),
+        help_text="Recorded in the piece's history and the security log. Findings holding this "
+        "piece as evidence will show their seal broken.",
+    )
+
+    class Meta:
+        model = MessagePiece
+        fields = ("original_value", "converted_value")
+
+
 @admin.register(MessagePiece)
 class MessagePieceAdmin(EvidenceAdmin):
     """Message pieces — the biggest table. Key lookups are indexed; value search scans.
@@ -448,6 +472,8 @@ class MessagePieceAdmin(EvidenceAdmin):
         *joined("message__conversation", CONVERSATION_JSON),
     )
     inlines = (PieceConverterInline,)
+    #: What a superuser may correct, with a reason (``piece_correct``); the rest stays read-only.
+    correctable_fields = ("original_value", "converted_value")
 
     labels_json = json_display("labels")
     prompt_metadata_json = json_display("prompt_metadata")
@@ -456,6 +482,35 @@ class MessagePieceAdmin(EvidenceAdmin):
 
     def changelist_queryset(self, queryset: QuerySet) -> QuerySet:
         return queryset.annotate(_converted_preview=preview("converted_value"))
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # Only a superuser corrects a piece, one at a time, with a reason; lists stay view-only.
+        return obj is not None and request.user.is_active and request.user.is_superuser
+
+    def get_form(self, request: HttpRequest, obj: Any = None, change: bool = False, **kwargs):
+        if obj is not None and self.has_change_permission(request, obj):
+            kwargs["form"] = PieceCorrectionForm
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        readonly = tuple(self.readonly_fields)
+        if obj is None or not self.has_change_permission(request, obj):
+            return readonly
+        concrete = tuple(
+            f.name
+            for f in self.model._meta.concrete_fields
+            if f.name not in self.correctable_fields and f.name not in (self.exclude or ())
+        )
+        return concrete + readonly
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        piece_correct(
+            piece=obj,
+            actor=request.user,
+            reason=form.cleaned_data["correction_reason"],
+            original_value=form.cleaned_data.get("original_value"),
+            converted_value=form.cleaned_data.get("converted_value"),
+        )
 
     def lookup_allowed(self, lookup: str, value: Any, request: HttpRequest) -> bool:
         # The conversation page links here with its pieces; an indexed join through messages.

@@ -6,3 +6,8 @@ class MemoryConfig(AppConfig):
 
     name = "memory"
     verbose_name = "PyRIT memory"
+
+    def ready(self) -> None:
+        # The findings capability registers its admin and notification receivers itself;
+        # ``memory.admin`` (the memory models' admin) is its sibling and cannot import it.
+        from memory.findings import admin as findings_admin  # noqa: F401

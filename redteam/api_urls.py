@@ -7,4 +7,5 @@ urlpatterns = [
     path("", include("memory.transfer.api_urls")),
     path("", include("seeds.api.urls")),
     path("", include("memory.review.api_urls")),
+    path("", include("memory.findings.api.urls")),
 ]

@@ -76,6 +76,13 @@ NAVIGATION: tuple[Destination, ...] = (
         "dashboards", "Dashboards", "dashboards", (VIEW_ATTACKS,), prefixes=("/dashboards/",)
     ),
     Destination(
+        "findings",
+        "Findings",
+        "finding-list",
+        ("memory.view_finding",),
+        prefixes=("/findings/", "/operations/", "/reports/"),
+    ),
+    Destination(
         "imports", "Imports", "import-list", ("memory.add_importjob",), prefixes=("/imports/",)
     ),
     Destination("admin", "Admin", "admin:index", staff=True),

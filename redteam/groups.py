@@ -35,6 +35,13 @@ LEAD_RECORDS = (
     "memory.delete_reviewqueue",
     "memory.add_queueresolution",
 )
+#: What reviewers write about findings: operations, findings and their comments, evidence and
+#: retests, and reports (viewers read them all through the memory app's view permissions).
+FINDING_RECORDS = tuple(
+    f"memory.{action}_{model}"
+    for model in ("operation", "finding", "findingcomment", "evidence", "retest", "report")
+    for action in ("add", "change")
+)
 
 
 def _codenames(app_label: str, actions: tuple[str, ...]) -> set[str]:
@@ -50,7 +57,7 @@ def shipped_group_permissions() -> dict[str, set[str]]:
         f"{app_label}.change_{model}"
         for app_label, model in (name.split(".") for name in REVIEWED_MODELS)
     }
-    reviewer = view | reviewed | set(REVIEW_RECORDS)
+    reviewer = view | reviewed | set(REVIEW_RECORDS) | set(FINDING_RECORDS)
     # Ingestion writes memory, not the review work that is organised on top of it.
     lead_writes = {
         f"{app_label}.{action}_{model}"

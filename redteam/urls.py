@@ -20,6 +20,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("dashboards/", include("memory.dashboards.urls")),
     path("imports/", include("memory.transfer.urls")),
+    path("", include("memory.findings.urls")),
     path("api/v1/", include("redteam.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
     path(

@@ -20,8 +20,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from memory.dashboards import aggregates as ag
 from memory.dashboards.widgets import DashboardRequest, filter_names, repeatable
+from memory.storage import aggregates as ag
 from memory.storage.filters import AttackResultFilter
 from redteam.core.stats import OutcomeCounts
 from redteam.permissions import RequiredPermissions, TokenScope

@@ -12,8 +12,8 @@ from typing import Any
 
 from django.utils import timezone
 
-from memory.dashboards import aggregates as ag
 from memory.dashboards.widgets import DashboardRequest
+from memory.storage import aggregates as ag
 from redteam.core.stats import HISTOGRAM_BINS, OutcomeCounts
 
 #: Series colours (colour-blind-safe Okabe–Ito order, the Redline red first).

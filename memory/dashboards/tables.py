@@ -13,8 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.dashboards import aggregates as ag
 from memory.dashboards.widgets import DashboardRequest
+from memory.storage import aggregates as ag
 from redteam.core.downloads import csv_safe
 from redteam.core.stats import OutcomeCounts, bin_bounds
 

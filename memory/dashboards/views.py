@@ -13,13 +13,6 @@ from django.utils import timezone
 from django.utils.http import urlencode
 
 from memory.dashboards import charts
-from memory.dashboards.aggregates import (
-    AXIS_DIMENSIONS,
-    BREAKDOWNS,
-    DIMENSIONS,
-    TREND_SPLITS,
-    ScorerAgreement,
-)
 from memory.dashboards.tables import TABLE_WIDGETS, pct, tables_for
 from memory.dashboards.widgets import (
     LATE_PARTS,
@@ -27,6 +20,13 @@ from memory.dashboards.widgets import (
     WIDGETS,
     WIDGETS_BY_NAME,
     DashboardRequest,
+)
+from memory.storage.aggregates import (
+    AXIS_DIMENSIONS,
+    BREAKDOWNS,
+    DIMENSIONS,
+    TREND_SPLITS,
+    ScorerAgreement,
 )
 from memory.storage.selectors import attack_filter_options
 from redteam.core.downloads import as_attachment, file_stamp

@@ -16,8 +16,8 @@ from django.http import QueryDict
 from django.urls import reverse
 from django.utils.http import urlencode
 
-from memory.dashboards import aggregates as ag
 from memory.models import AttackResult, Label
+from memory.storage import aggregates as ag
 from memory.storage.filters import AttackResultFilter
 
 #: Filter parameters the dashboard ignores: it counts outcomes, so it never filters on them.

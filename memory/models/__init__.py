@@ -2,6 +2,18 @@
 
 from memory.models.attacks import AttackLabel, AttackResult, RelatedConversation
 from memory.models.conversations import Conversation, Message, MessagePiece, PieceConverter
+from memory.models.findings import (
+    Evidence,
+    EvidenceKind,
+    Finding,
+    FindingComment,
+    FindingStatus,
+    Operation,
+    Report,
+    Retest,
+    RetestResult,
+    Severity,
+)
 from memory.models.identifiers import ComponentIdentifier, ComponentIdentifierChild
 from memory.models.imports import ImportJob, ImportStatus
 from memory.models.media import MediaBlob, MediaLocation
@@ -18,6 +30,11 @@ __all__ = [
     "ComponentIdentifier",
     "ComponentIdentifierChild",
     "Conversation",
+    "Evidence",
+    "EvidenceKind",
+    "Finding",
+    "FindingComment",
+    "FindingStatus",
     "HarmCategory",
     "HumanOutcome",
     "HumanVerdict",
@@ -28,12 +45,17 @@ __all__ = [
     "MediaLocation",
     "Message",
     "MessagePiece",
+    "Operation",
     "PieceConverter",
     "PyritRecord",
     "QueueResolution",
     "RelatedConversation",
+    "Report",
+    "Retest",
+    "RetestResult",
     "ReviewQueue",
     "ScenarioResult",
     "ScorableContent",
     "Score",
+    "Severity",
 ]

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Max, QuerySet
+from django.db.models import Max, Q, QuerySet
 from django.utils import timezone
 
 from memory.models import (
@@ -387,6 +387,58 @@ def human_score_add(
     return score
 
 
+# --- correcting memory --------------------------------------------------------------------------
+
+
+def piece_correct(
+    *,
+    piece: MessagePiece,
+    actor: AbstractBaseUser,
+    reason: str,
+    original_value: str | None = None,
+    converted_value: str | None = None,
+) -> MessagePiece:
+    """Correct a piece's text values (a superuser's last resort, e.g. a secret pasted into a
+    prompt), with a reason kept in its history and the security log.
+
+    PyRIT's SHA-256 of a changed text value is computed again. Findings holding the piece as
+    evidence show their seal broken: a correction is a change of the evidence.
+    """
+    problems: list[Problem] = []
+    reason = (reason or "").strip()
+    if not reason:
+        problems.append(Problem("reason", "say why this memory is corrected"))
+    if original_value is None and converted_value is None:
+        problems.append(Problem("value", "give the corrected original or converted value"))
+    if problems:
+        raise InvalidMemory(problems)
+    with transaction.atomic():
+        locked = MessagePiece.objects.select_for_update().get(pk=piece.pk)
+        changed = []
+        given = (("original_value", original_value), ("converted_value", converted_value))
+        for name, value in given:
+            if value is None or value == getattr(locked, name):
+                continue
+            changed.append(name)
+            setattr(locked, name, value)
+            data_type = getattr(locked, f"{name}_data_type")
+            if not is_media_value(data_type, value):
+                setattr(locked, f"{name}_sha256", sha256_text(value))
+        if changed:
+            locked._history_user = actor
+            locked._change_reason = reason[:100]
+            locked.save()
+    if changed:
+        security_event(
+            "memory_corrected",
+            user=actor.get_username(),
+            reason=reason,
+            piece=str(piece.pk),
+            fields=changed,
+        )
+    return locked
+
+
 # --- deleting memory ----------------------------------------------------------------------------
 
 #: How each model reaches the human verdicts that judged it: an attack's own verdicts, or those
@@ -569,6 +621,28 @@ def queue_resolution_record(
         )
 
 
+#: How each model reaches the finding evidence that holds it: evidence naming the row itself, or
+#: the conversation it belongs to (attack evidence names its main conversation too).
+_EVIDENCE_PATHS = {
+    "AttackResult": ("finding_evidence", "conversation__finding_evidence"),
+    "Conversation": ("finding_evidence",),
+    "Message": ("conversation__finding_evidence",),
+    "MessagePiece": ("finding_evidence", "message__conversation__finding_evidence"),
+    "Score": ("finding_evidence", "conversation__finding_evidence"),
+}
+
+
+def memory_evidence(*, queryset: QuerySet) -> int:
+    """How many of ``queryset``'s rows are, or are part of, a finding's evidence."""
+    paths = _EVIDENCE_PATHS.get(queryset.model.__name__)
+    if not paths:
+        return 0
+    held = Q()
+    for path in paths:
+        held |= Q(**{f"{path}__isnull": False})
+    return queryset.filter(held).distinct().count()
+
+
 def memory_reviewed(*, queryset: QuerySet) -> int:
     """How many of ``queryset``'s rows a human verdict refers to (directly or as the
     conversation it judged)."""
@@ -581,8 +655,9 @@ def memory_reviewed(*, queryset: QuerySet) -> int:
 def memory_delete(
     *, queryset: QuerySet, actor: AbstractBaseUser, reason: str, force: bool = False
 ) -> int:
-    """Delete PyRIT memory with a reason; refuse memory a human verdict refers to unless
-    ``force``. Returns how many rows were deleted (cascades included).
+    """Delete PyRIT memory with a reason; refuse memory a human verdict refers to, or that is
+    a finding's evidence, unless ``force``. Returns how many rows were deleted (cascades
+    included). Deleted evidence keeps its seal and shows as missing on the finding.
 
     Memory is evidence: every deletion is recorded in the rows' history with ``actor`` and
     ``reason`` (what cascades with them too), and in the security log.
@@ -591,6 +666,7 @@ def memory_delete(
     if not reason:
         raise InvalidMemory([Problem("reason", "say why this memory is deleted")])
     reviewed = memory_reviewed(queryset=queryset)
+    evidence = memory_evidence(queryset=queryset)
     if reviewed and not force:
         raise InvalidMemory(
             [
@@ -598,6 +674,16 @@ def memory_delete(
                     "force",
                     f"{reviewed} of the selected rows hold memory a human verdict refers to; "
                     "confirm deleting the evidence of those verdicts too",
+                )
+            ]
+        )
+    if evidence and not force:
+        raise InvalidMemory(
+            [
+                Problem(
+                    "force",
+                    f"{evidence} of the selected rows are evidence of a finding; confirm "
+                    "deleting finding evidence too",
                 )
             ]
         )
@@ -613,7 +699,7 @@ def memory_delete(
         "memory_deleted",
         user=actor.get_username(),
         reason=reason,
-        forced=bool(reviewed),
+        forced=bool(reviewed or evidence),
         counts={label.rsplit(".", 1)[-1]: n for label, n in per_model.items() if n},
     )
     return deleted

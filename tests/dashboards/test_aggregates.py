@@ -15,7 +15,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from memory.dashboards import aggregates as ag
+from memory.storage import aggregates as ag
 from redteam.core.stats import OutcomeCounts, histogram_bin, wilson_interval
 from tests.dashboards.conftest import dash, filtered_ids
 

@@ -30,6 +30,9 @@ SAMPLES = {
     "scenario_id": uuid.UUID(int=5),
     "view_id": 1,
     "queue_id": 1,
+    "operation_id": uuid.UUID(int=6),
+    "finding_id": uuid.UUID(int=7),
+    "report_id": uuid.UUID(int=8),
 }
 
 #: Pages anyone signed in may open: they show no memory.
@@ -105,11 +108,19 @@ WRITE_ONLY = {"api-ingest", "api-media"}
 IMPORTS = {"import-list", "import-detail", "import-status"}
 #: Creating and changing review queues is the leads' (``queue-resolve`` is a POST: 405).
 QUEUE_WRITES = {"queue-create", "queue-edit"}
+#: Pages that write findings and operations (reviewers, leads and the ingest group may).
+FINDING_FORMS = {
+    "finding-create",
+    "finding-pick",
+    "finding-edit",
+    "operation-create",
+    "operation-edit",
+}
 FORBIDDEN = {
-    VIEWER: IMPORTS | WRITE_ONLY | QUEUE_WRITES | {"piece-human-score"},
+    VIEWER: IMPORTS | WRITE_ONLY | QUEUE_WRITES | FINDING_FORMS | {"piece-human-score"},
     REVIEWER: IMPORTS | WRITE_ONLY | QUEUE_WRITES,
     LEAD: IMPORTS | WRITE_ONLY,
-    CURATOR: IMPORTS | WRITE_ONLY | QUEUE_WRITES | {"piece-human-score"},
+    CURATOR: IMPORTS | WRITE_ONLY | QUEUE_WRITES | FINDING_FORMS | {"piece-human-score"},
     INGEST: WRITE_ONLY | QUEUE_WRITES,
 }
 

@@ -22,6 +22,7 @@ PARTS: tuple[tuple[str, str], ...] = (
     ("memory.management", "memory.management"),
     ("memory.review", "memory.review"),
     ("memory.dashboards", "memory.dashboards"),
+    ("memory.findings", "memory.findings"),
     ("memory.transfer", "memory.transfer"),
     ("memory.admin", "memory.admin"),
     ("memory.demo", "memory.demo"),

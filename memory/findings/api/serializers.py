@@ -1,0 +1,212 @@
+"""Shapes of operations, findings, evidence and reports in the API (input and output apart
+where they differ)."""
+
+from __future__ import annotations
+
+from django.contrib.auth import get_user_model
+from rest_framework import serializers
+
+from memory.findings.selectors import operation_params, params_query
+from memory.models import (
+    Evidence,
+    EvidenceKind,
+    Finding,
+    FindingComment,
+    FindingStatus,
+    Operation,
+    Report,
+    Retest,
+    Severity,
+)
+
+
+class UserField(serializers.SlugRelatedField):
+    """A user by user name."""
+
+    def __init__(self, **kwargs):
+        super().__init__(slug_field="username", queryset=get_user_model().objects.all(), **kwargs)
+
+
+class OperationSerializer(serializers.ModelSerializer):
+    members = UserField(many=True, required=False)
+    attack_query = serializers.SerializerMethodField(
+        help_text="The attack-list / stats filter parameters of the rule, as a query string."
+    )
+
+    class Meta:
+        model = Operation
+        fields = [
+            "id",
+            "name",
+            "description",
+            "scope",
+            "target_systems",
+            "starts_on",
+            "ends_on",
+            "members",
+            "pyrit_operation",
+            "attack_filter",
+            "attack_query",
+            "pyrit_id",
+            "created_at",
+        ]
+        read_only_fields = ["id", "pyrit_id", "created_at"]
+
+    def get_attack_query(self, obj: Operation) -> str:
+        return params_query(operation_params(obj))
+
+
+class EvidenceSerializer(serializers.ModelSerializer):
+    seal_state = serializers.SerializerMethodField(
+        help_text="intact, broken (the memory changed since it was sealed) or missing (deleted)."
+    )
+    attached_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Evidence
+        fields = [
+            "id",
+            "kind",
+            "ref",
+            "attack_result",
+            "conversation",
+            "piece",
+            "score",
+            "note",
+            "seal",
+            "seal_state",
+            "attached_by",
+            "attached_at",
+        ]
+        read_only_fields = fields
+
+    def get_seal_state(self, obj: Evidence) -> str:
+        return self.context.get("seal_states", {}).get(obj.pk, "unchecked")
+
+
+class EvidenceInputSerializer(serializers.Serializer):
+    kind = serializers.ChoiceField(choices=EvidenceKind.choices)
+    ref = serializers.CharField(
+        max_length=255,
+        help_text="PyRIT's id: attack_result_id, conversation_id, piece id or score id.",
+    )
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class CommentSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = FindingComment
+        fields = ["id", "author_name", "body", "created_at"]
+        read_only_fields = ["id", "author_name", "created_at"]
+
+
+class RetestSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Retest
+        fields = ["id", "attack_result", "attack_ref", "attack_outcome", "result", "recorded_at"]
+        read_only_fields = fields
+
+
+class FindingSerializer(serializers.ModelSerializer):
+    """A finding with its evidence (each with its seal state), retests and comments."""
+
+    owner = UserField(required=False, allow_null=True)
+    operation = serializers.PrimaryKeyRelatedField(
+        queryset=Operation.objects.all(), required=False, allow_null=True
+    )
+    evidence = EvidenceSerializer(many=True, read_only=True)
+    retests = RetestSerializer(many=True, read_only=True)
+    comments = CommentSerializer(many=True, read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Finding
+        fields = [
+            "id",
+            "title",
+            "description",
+            "severity",
+            "status",
+            "owner",
+            "operation",
+            "harm_categories",
+            "framework_tags",
+            "reproduction_steps",
+            "remediation",
+            "found_eval_hash",
+            "found_target_hash",
+            "found_at",
+            "pyrit_id",
+            "created_by",
+            "created_at",
+            "updated_at",
+            "evidence",
+            "retests",
+            "comments",
+        ]
+        read_only_fields = [
+            "id",
+            "status",
+            "found_eval_hash",
+            "found_target_hash",
+            "found_at",
+            "pyrit_id",
+            "created_by",
+            "created_at",
+            "updated_at",
+        ]
+
+
+class FindingCreateSerializer(serializers.Serializer):
+    """A new finding; ``evidence`` is sealed as the memory is when it arrives."""
+
+    title = serializers.CharField(max_length=255)
+    description = serializers.CharField(required=False, allow_blank=True, default="")
+    severity = serializers.ChoiceField(choices=Severity.choices, default=Severity.MEDIUM)
+    owner = UserField(required=False, allow_null=True, default=None)
+    operation = serializers.PrimaryKeyRelatedField(
+        queryset=Operation.objects.all(), required=False, allow_null=True, default=None
+    )
+    harm_categories = serializers.ListField(child=serializers.CharField(), default=list)
+    framework_tags = serializers.ListField(child=serializers.CharField(), default=list)
+    reproduction_steps = serializers.CharField(required=False, allow_blank=True, default="")
+    remediation = serializers.CharField(required=False, allow_blank=True, default="")
+    evidence = EvidenceInputSerializer(many=True, required=False, default=list)
+
+
+class StatusInputSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=FindingStatus.choices)
+    note = serializers.CharField(required=False, allow_blank=True, default="")
+
+
+class RetestInputSerializer(serializers.Serializer):
+    attack_result_id = serializers.UUIDField()
+
+
+class ReportSerializer(serializers.ModelSerializer):
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Report
+        fields = [
+            "id",
+            "title",
+            "operation",
+            "scope_query",
+            "snapshot_sha256",
+            "attack_count",
+            "finding_count",
+            "created_by",
+            "created_at",
+            "snapshot",
+        ]
+        read_only_fields = fields
+
+
+class ReportCreateSerializer(serializers.Serializer):
+    title = serializers.CharField(required=False, allow_blank=True, default="")
+    operation = serializers.PrimaryKeyRelatedField(
+        queryset=Operation.objects.all(), required=False, allow_null=True, default=None
+    )
+    scope_query = serializers.CharField(required=False, allow_blank=True, default="")
+    redact_media = serializers.BooleanField(required=False, default=False)

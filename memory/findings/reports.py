@@ -1,0 +1,472 @@
+"""Reports: a snapshot document of an operation or a saved filter, and its formats.
+
+:func:`build_document` reads memory once and returns a plain JSON document in three tiers —
+``executive`` (success rates by risk category, technique and complexity with 95 % Wilson
+intervals, findings by severity and status), ``findings`` (each finding with evidence
+excerpts) and ``appendix`` (method: targets, attacks, converters, scorers with identifiers and
+eval hashes, seed datasets, volumes, time range). The figures are the dashboards' own
+(``memory.storage.aggregates`` over the same ``AttackResultFilter`` scope), so they equal
+``/api/v1/stats/`` for the same parameters.
+
+``snapshot.sha256`` hashes the document without its time of making: a report made again from
+unchanged memory has the same hash. Every format (:func:`render_markdown`, HTML through the
+templates, JSON) is rendered from the stored document, never from live memory, so a stored
+report downloads identically forever.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections import Counter
+from typing import Any
+
+from django.db.models import Max, Min, Q, QuerySet
+from django.template.loader import render_to_string
+from django.utils import timezone
+
+from memory.findings.seal import canonical, seal_of
+from memory.findings.selectors import (
+    Params,
+    attacks_for,
+    params_query,
+    seal_checks,
+)
+from memory.models import (
+    ComponentIdentifier,
+    Conversation,
+    Evidence,
+    Finding,
+    FindingStatus,
+    MessagePiece,
+    Operation,
+    Severity,
+)
+from memory.storage import aggregates as ag
+from redteam.core.choices import is_media_value
+from redteam.core.stats import OutcomeCounts, percent_text
+
+REPORT_FORMAT = "redline-report"
+REPORT_VERSION = 1
+#: Characters of a piece's value an evidence excerpt shows.
+EXCERPT_CHARS = 600
+#: Media larger than this is not embedded in a report (a placeholder says so).
+EMBED_MEDIA_MAX = 2 * 1024 * 1024
+
+#: Attack complexity by PyRIT attack class, as Azure's red-teaming scorecard groups strategies:
+#: one prompt (easy), a crafted or converted prompt (moderate), an adaptive multi-turn
+#: conversation with an adversarial model (difficult).
+COMPLEXITY = {
+    "PromptSendingAttack": "easy",
+    "PromptSendingOrchestrator": "easy",
+    "FlipAttack": "easy",
+    "SkeletonKeyAttack": "moderate",
+    "ManyShotJailbreakAttack": "moderate",
+    "RolePlayAttack": "moderate",
+    "ContextComplianceAttack": "moderate",
+    "ManyShotJailbreakOrchestrator": "moderate",
+    "MultiPromptSendingAttack": "moderate",
+    "RedTeamingAttack": "difficult",
+    "RedTeamingOrchestrator": "difficult",
+    "CrescendoAttack": "difficult",
+    "CrescendoOrchestrator": "difficult",
+    "TreeOfAttacksWithPruningAttack": "difficult",
+    "TAPAttack": "difficult",
+    "PAIRAttack": "difficult",
+    "PAIROrchestrator": "difficult",
+}
+COMPLEXITY_ORDER = ("easy", "moderate", "difficult", "unclassified")
+
+
+def _counts(counts: OutcomeCounts) -> dict[str, Any]:
+    """The stats API's figures, and the rate and interval as the dashboards print them."""
+    return {
+        **counts.as_dict(),
+        "asr_text": percent_text(counts.asr),
+        "ci_text": f"{percent_text(counts.ci_low)} – {percent_text(counts.ci_high)}"
+        if counts.n
+        else "–",
+    }
+
+
+def _groups(breakdown: ag.Breakdown) -> list[dict[str, Any]]:
+    return [
+        {
+            "key": group.key if group.key is None or isinstance(group.key, str) else str(group.key),
+            "label": group.label,
+            "query": params_query(group.params) if group.params is not None else None,
+            **_counts(group.counts),
+        }
+        for group in breakdown.groups
+    ]
+
+
+def _complexity(technique: ag.Breakdown) -> list[dict[str, Any]]:
+    totals: dict[str, OutcomeCounts] = {}
+    classes: dict[str, list[str]] = {}
+    for group in technique.groups:
+        level = COMPLEXITY.get(group.key or "", "unclassified")
+        totals[level] = totals.get(level, OutcomeCounts()) + group.counts
+        classes.setdefault(level, []).append(group.key or "(no attack identifier)")
+    return [
+        {"key": level, "label": level, "attack_classes": sorted(classes[level]), **_counts(c)}
+        for level in COMPLEXITY_ORDER
+        if (c := totals.get(level)) is not None
+    ]
+
+
+def _identifier(row: ComponentIdentifier) -> dict[str, Any]:
+    model = row.params.get("model_name") if isinstance(row.params, dict) else None
+    return {
+        "class_name": row.class_name,
+        "module": row.class_module,
+        "model_name": model if isinstance(model, str) else None,
+        "hash": row.hash,
+        "eval_hash": row.eval_hash,
+    }
+
+
+def _identifiers(ids: QuerySet) -> list[dict[str, Any]]:
+    rows = ComponentIdentifier.objects.filter(pk__in=ids).order_by("class_name", "hash")
+    return [_identifier(row) for row in rows]
+
+
+def _appendix(scope: ag.Scope, attacks: QuerySet) -> dict[str, Any]:
+    volume = ag.volume(scope)
+    span = attacks.aggregate(first=Min("timestamp"), last=Max("timestamp"))
+    conversations = Conversation.objects.filter(pk__in=attacks.values("conversation_id"))
+    datasets = ag.breakdown(scope, "dataset")
+    return {
+        "targets": _identifiers(conversations.values("target_identifier_id")),
+        "attacks": _identifiers(attacks.values("attack_identifier_id")),
+        "atomic_attacks": _identifiers(attacks.values("atomic_attack_identifier_id")),
+        "converters": _identifiers(conversations.values("converter_index")),
+        "scorers": _identifiers(attacks.values("last_score__scorer_class_identifier_id")),
+        "seed_datasets": [
+            {"name": g.key, "attacks": g.counts.attacks} for g in datasets.groups if g.key
+        ],
+        "volumes": {
+            "attacks": attacks.count(),
+            "conversations": volume.conversations,
+            "pieces": volume.pieces,
+            "scores": volume.scores,
+        },
+        "time_range": {
+            "first": span["first"].isoformat() if span["first"] else None,
+            "last": span["last"].isoformat() if span["last"] else None,
+        },
+    }
+
+
+def _media(piece_id: str, field: str, redact: bool, media: dict[str, Any]) -> dict[str, Any]:
+    blob = media.get((piece_id, field))
+    if redact:
+        return {"redacted": True}
+    if blob is None:
+        return {"missing": True}
+    if blob.size > EMBED_MEDIA_MAX or not blob.content_type.startswith("image/"):
+        return {"content_type": blob.content_type, "sha256": blob.sha256, "embedded": False}
+    with blob.file.open("rb") as handle:
+        data = base64.b64encode(handle.read()).decode("ascii")
+    return {
+        "content_type": blob.content_type,
+        "sha256": blob.sha256,
+        "embedded": True,
+        # Blurred wherever it is shown (reviewer safety): the reader opens it on purpose.
+        "data_uri": f"data:{blob.content_type};base64,{data}",
+    }
+
+
+def _excerpt_pieces(sealed: dict[str, Any]) -> list[dict[str, Any]]:
+    if "pieces" in sealed:
+        return sealed["pieces"]
+    if sealed.get("conversation"):
+        return sealed["conversation"].get("pieces", [])
+    if "original_value" in sealed:
+        return [sealed]
+    return []
+
+
+def _findings(findings: QuerySet, *, redact_media: bool) -> list[dict[str, Any]]:
+    findings = list(findings.select_related("owner", "operation").order_by("created_at", "id"))
+    evidence = list(
+        Evidence.objects.filter(finding__in=[f.pk for f in findings]).order_by(
+            "finding_id", "attached_at", "id"
+        )
+    )
+    checks = {check.evidence.pk: check for check in seal_checks(evidence)}
+    piece_ids = {
+        piece["id"]
+        for item in evidence
+        for piece in _excerpt_pieces(item.sealed)
+        if is_media_value(piece["converted_value_data_type"], piece["converted_value"])
+    }
+    media = {}
+    if piece_ids and not redact_media:
+        for piece in MessagePiece.objects.filter(pk__in=piece_ids).select_related(
+            "converted_media"
+        ):
+            media[(str(piece.pk), "converted")] = piece.converted_media
+    by_finding: dict[Any, list[dict[str, Any]]] = {}
+    for item in evidence:
+        check = checks[item.pk]
+        excerpt = []
+        for piece in _excerpt_pieces(item.sealed)[:20]:
+            data_type = piece["converted_value_data_type"]
+            entry: dict[str, Any] = {"role": piece["role"], "data_type": data_type}
+            if is_media_value(data_type, piece["converted_value"]):
+                entry["media"] = _media(piece["id"], "converted", redact_media, media)
+            else:
+                text = piece["converted_value"] or ""
+                entry["text"] = text[:EXCERPT_CHARS]
+                entry["truncated"] = len(text) > EXCERPT_CHARS
+            entry["scores"] = [
+                f"{s['score_type']}={s['score_value']}" for s in piece.get("scores", [])
+            ]
+            excerpt.append(entry)
+        by_finding.setdefault(item.finding_id, []).append(
+            {
+                "kind": item.kind,
+                "ref": item.ref,
+                "note": item.note,
+                "seal": item.seal,
+                "seal_state": check.state,
+                "attached_at": item.attached_at.isoformat(),
+                "outcome": item.sealed.get("outcome"),
+                "objective": item.sealed.get("objective"),
+                "excerpt": excerpt,
+            }
+        )
+    return [
+        {
+            "id": str(f.pk),
+            "title": f.title,
+            "severity": f.severity,
+            "status": f.status,
+            "owner": f.owner.get_username() if f.owner else None,
+            "operation": f.operation.name if f.operation else None,
+            "description": f.description,
+            "harm_categories": f.harm_categories,
+            "framework_tags": f.framework_tags,
+            "reproduction_steps": f.reproduction_steps,
+            "remediation": f.remediation,
+            "found_eval_hash": f.found_eval_hash,
+            "found_target_hash": f.found_target_hash,
+            "created_at": f.created_at.isoformat(),
+            "evidence": by_finding.get(f.pk, []),
+        }
+        for f in sorted(findings, key=lambda f: (Finding.SEVERITY_ORDER[f.severity], f.created_at))
+    ]
+
+
+def scope_findings(attacks: QuerySet, operation: Operation | None) -> QuerySet:
+    """The findings a report covers: the operation's, and any with evidence in scope."""
+    held = Q(evidence__attack_result__in=attacks.values("pk")) | Q(
+        evidence__conversation__in=attacks.values("conversation_id")
+    )
+    if operation is not None:
+        held |= Q(operation=operation)
+    ids = Finding.objects.filter(held).values("pk")
+    return Finding.objects.filter(pk__in=ids)
+
+
+def build_document(
+    *,
+    params: Params,
+    title: str,
+    operation: Operation | None = None,
+    redact_media: bool = False,
+) -> dict[str, Any]:
+    """The report document of the attacks ``params`` select (see the module docstring)."""
+    attacks = attacks_for(params)
+    scope = ag.Scope(attacks, ag.Source.AUTOMATED, params)
+    technique = ag.breakdown(scope, "attack_class")
+    findings = scope_findings(attacks, operation)
+    finding_rows = _findings(findings, redact_media=redact_media)
+    severity = Counter(f["severity"] for f in finding_rows)
+    status = Counter(f["status"] for f in finding_rows)
+    appendix = _appendix(scope, attacks)
+    document: dict[str, Any] = {
+        "format": REPORT_FORMAT,
+        "version": REPORT_VERSION,
+        "title": title,
+        "scope": {
+            "operation": (
+                {
+                    "id": str(operation.pk),
+                    "name": operation.name,
+                    "description": operation.description,
+                    "scope": operation.scope,
+                    "target_systems": operation.target_systems,
+                    "starts_on": operation.starts_on.isoformat() if operation.starts_on else None,
+                    "ends_on": operation.ends_on.isoformat() if operation.ends_on else None,
+                }
+                if operation
+                else None
+            ),
+            "params": [list(pair) for pair in params],
+            "query": params_query(params),
+            "display": " & ".join(f"{key}={value}" for key, value in params) or "all memory",
+            "source": scope.source.value,
+            "redact_media": redact_media,
+        },
+        "executive": {
+            "total": _counts(ag.outcome_totals(scope)),
+            "by_risk_category": _groups(ag.breakdown(scope, "harm_category")),
+            "by_technique": _groups(technique),
+            "by_complexity": _complexity(technique),
+            "findings_by_severity": [
+                {"key": value, "label": label, "count": severity.get(value, 0)}
+                for value, label in Severity.choices
+            ],
+            "findings_by_status": [
+                {"key": value, "label": label, "count": status.get(value, 0)}
+                for value, label in FindingStatus.choices
+            ],
+        },
+        "findings": finding_rows,
+        "appendix": appendix,
+    }
+    counts = {
+        **appendix["volumes"],
+        "findings": len(finding_rows),
+        "evidence": sum(len(f["evidence"]) for f in finding_rows),
+    }
+    document["snapshot"] = {
+        "made_at": timezone.now().isoformat(),
+        "counts": counts,
+        "sha256": content_hash(document),
+    }
+    return document
+
+
+def content_hash(document: dict[str, Any]) -> str:
+    """SHA-256 of the document without its snapshot (so without its time of making)."""
+    return seal_of({key: value for key, value in document.items() if key != "snapshot"})
+
+
+def render_json(document: dict[str, Any]) -> str:
+    return canonical(document) + "\n"
+
+
+def _rate(row: dict[str, Any]) -> str:
+    if row["asr"] is None:
+        return "– (n = 0)"
+    return f"{row['asr_text']} [{row['ci_text']}], n = {row['n']}"
+
+
+def _md(text: Any) -> str:
+    """Text safe inside a Markdown table cell."""
+    return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
+
+
+def render_markdown(document: dict[str, Any]) -> str:
+    """The report as Markdown (GitHub-flavoured tables)."""
+    ex, ap, snap = document["executive"], document["appendix"], document["snapshot"]
+    lines = [f"# {document['title']}", ""]
+    operation = document["scope"]["operation"]
+    if operation:
+        lines += [f"Operation **{operation['name']}**. {operation['description']}".rstrip(), ""]
+    lines += [
+        f"Scope: `{document['scope']['display']}` · made {snap['made_at']} · "
+        f"snapshot `{snap['sha256']}`",
+        "",
+        "## Executive summary",
+        "",
+        f"Attack success rate: **{_rate(ex['total'])}** over {ex['total']['attacks']} attacks "
+        "(95 % Wilson interval).",
+        "",
+    ]
+    for title, key in (
+        ("By risk category", "by_risk_category"),
+        ("By attack technique", "by_technique"),
+        ("By attack complexity", "by_complexity"),
+    ):
+        lines += [
+            f"### {title}",
+            "",
+            "| group | success rate [95 % CI] | attacks |",
+            "|---|---|---|",
+        ]
+        lines += [f"| {_md(r['label'])} | {_rate(r)} | {r['attacks']} |" for r in ex[key]]
+        lines.append("")
+    lines += ["### Findings", "", "| severity | count |", "|---|---|"]
+    lines += [f"| {r['label']} | {r['count']} |" for r in ex["findings_by_severity"]]
+    lines += ["", "| status | count |", "|---|---|"]
+    lines += [f"| {r['label']} | {r['count']} |" for r in ex["findings_by_status"] if r["count"]]
+    lines += ["", "## Findings", ""]
+    for finding in document["findings"]:
+        lines += [
+            f"### [{finding['severity'].upper()}] {finding['title']}",
+            "",
+            f"Status: {finding['status']} · owner: {finding['owner'] or '—'} · harm: "
+            f"{', '.join(finding['harm_categories']) or '—'} · tags: "
+            f"{', '.join(finding['framework_tags']) or '—'}",
+            "",
+        ]
+        for heading, key in (
+            ("Description", "description"),
+            ("Reproduction steps", "reproduction_steps"),
+            ("Remediation", "remediation"),
+        ):
+            if finding[key]:
+                lines += [f"**{heading}.** {finding[key]}", ""]
+        for evidence in finding["evidence"]:
+            lines.append(
+                f"- Evidence: {evidence['kind']} `{evidence['ref']}` — seal "
+                f"{evidence['seal_state']} (`{evidence['seal'][:16]}…`)"
+            )
+            for piece in evidence["excerpt"]:
+                if "text" in piece:
+                    quoted = piece["text"].replace("\n", " ")
+                    more = "…" if piece["truncated"] else ""
+                    lines.append(f"  - **{piece['role']}**: {quoted}{more}")
+                else:
+                    state = "redacted" if piece["media"].get("redacted") else "not shown"
+                    lines.append(f"  - **{piece['role']}**: [{piece['data_type']} {state}]")
+        lines.append("")
+    lines += ["## Appendix: method", ""]
+    for title, key in (
+        ("Targets", "targets"),
+        ("Attacks", "attacks"),
+        ("Atomic attacks", "atomic_attacks"),
+        ("Converters", "converters"),
+        ("Scorers", "scorers"),
+    ):
+        lines += [f"### {title}", "", "| class | model | hash | eval hash |", "|---|---|---|---|"]
+        lines += [
+            f"| {_md(i['class_name'])} | {_md(i['model_name'] or '')} | `{i['hash']}` | "
+            f"{'`' + i['eval_hash'] + '`' if i['eval_hash'] else ''} |"
+            for i in ap[key]
+        ]
+        lines.append("")
+    datasets = ", ".join(f"{d['name']} ({d['attacks']})" for d in ap["seed_datasets"]) or "—"
+    volumes = ap["volumes"]
+    lines += [
+        f"Seed datasets: {datasets}",
+        "",
+        f"Volumes: {volumes['attacks']} attacks, {volumes['conversations']} conversations, "
+        f"{volumes['pieces']} pieces, {volumes['scores']} scores.",
+        "",
+        f"Time range: {ap['time_range']['first'] or '—'} to {ap['time_range']['last'] or '—'}.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def render_html(document: dict[str, Any], *, pdf: bool = False) -> str:
+    """The report as one HTML file: inline styles, embedded media, no script, no server.
+
+    Opened from disk it is the static bundle: the snapshot rides along as JSON. ``pdf``
+    leaves media out (a PDF cannot blur it, and reviewer safety says never show it plainly).
+    """
+    return render_to_string(
+        "findings/report_standalone.html",
+        {"doc": document, "pdf": pdf, "json_text": "" if pdf else render_json(document)},
+    )
+
+
+def render_pdf(document: dict[str, Any]) -> bytes:
+    """The report as PDF: the standalone HTML laid out by WeasyPrint (A4, page numbers)."""
+    from weasyprint import HTML  # imported here: it loads Pango, which only PDFs need
+
+    return HTML(string=render_html(document, pdf=True)).write_pdf()

@@ -1,0 +1,187 @@
+"""Reads of operations and findings: an operation's attacks, evidence seals, retest suggestions."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+from django.db.models import Count, Q, QuerySet
+from django.http import QueryDict
+
+from memory.findings.seal import Target, changed_paths, seal_documents, seal_of
+from memory.models import AttackResult, Evidence, EvidenceKind, Finding, Operation, Retest
+from memory.storage.filters import AttackResultFilter
+
+Params = tuple[tuple[str, str], ...]
+
+#: Filter parameters a rule may not use: outcomes are what reports and dashboards count.
+RULE_IGNORED = frozenset({"outcome", "effective_outcome", "page", "sort", "source"})
+
+
+def rule_params(*, pyrit_operation: str, attack_filter: str) -> Params:
+    """The attack-list filter parameters of an operation's rule, in a stable order."""
+    params: list[tuple[str, str]] = []
+    if pyrit_operation:
+        params.append(("labels", f"operation:{pyrit_operation}"))
+    params += [
+        (key, value)
+        for key, value in parse_qsl(attack_filter.lstrip("?"), keep_blank_values=False)
+        if key in AttackResultFilter.base_filters and key not in RULE_IGNORED
+    ]
+    return tuple(params)
+
+
+def operation_params(operation: Operation) -> Params:
+    """The filter parameters selecting ``operation``'s attacks (empty: it has no rule)."""
+    return rule_params(
+        pyrit_operation=operation.pyrit_operation, attack_filter=operation.attack_filter
+    )
+
+
+def params_query(params: Params) -> str:
+    """``params`` as a query string (``labels=operation%3AOp``)."""
+    return urlencode(params)
+
+
+def params_querydict(params: Params) -> QueryDict:
+    query = QueryDict(mutable=True)
+    for key, value in params:
+        query.appendlist(key, value)
+    return query
+
+
+def filter_problems(query: str) -> dict[str, list[str]]:
+    """The attack filter's errors for query string ``query`` (empty: it parses)."""
+    params = [(k, v) for k, v in parse_qsl(query.lstrip("?")) if k not in RULE_IGNORED]
+    unknown = sorted({k for k, _ in params if k not in AttackResultFilter.base_filters})
+    form = AttackResultFilter(params_querydict(tuple(params)), AttackResult.objects.none()).form
+    errors = {name: list(messages) for name, messages in form.errors.items()} if params else {}
+    if unknown:
+        errors["attack_filter"] = [f"unknown filter parameters: {', '.join(unknown)}"]
+    return errors
+
+
+def attacks_for(params: Params) -> QuerySet:
+    """The attack results the filter parameters select (all of them without parameters)."""
+    return AttackResultFilter(params_querydict(params), AttackResult.objects.all()).qs
+
+
+def operation_attacks(operation: Operation) -> QuerySet:
+    """The operation's attacks; none while it has no rule."""
+    params = operation_params(operation)
+    return attacks_for(params) if params else AttackResult.objects.none()
+
+
+# --- evidence seals ------------------------------------------------------------------------------
+
+
+def evidence_target(evidence: Evidence) -> Target:
+    pk = {
+        EvidenceKind.ATTACK: evidence.attack_result_id,
+        EvidenceKind.CONVERSATION: evidence.conversation_id,
+        EvidenceKind.PIECE: evidence.piece_id,
+        EvidenceKind.SCORE: evidence.score_id,
+    }[evidence.kind]
+    return Target(evidence.kind, pk)
+
+
+@dataclass(frozen=True)
+class SealCheck:
+    """Whether a piece of evidence still matches its seal."""
+
+    evidence: Evidence
+    #: "intact", "broken" (the memory changed) or "missing" (it was deleted).
+    state: str
+    current_seal: str | None
+    changed: tuple[str, ...] = ()
+
+    @property
+    def intact(self) -> bool:
+        return self.state == "intact"
+
+
+def seal_checks(evidence: Sequence[Evidence]) -> list[SealCheck]:
+    """Check every piece of evidence against its seal, in a fixed number of queries."""
+    targets = {e.pk: evidence_target(e) for e in evidence}
+    documents = seal_documents([t for t in targets.values() if t.pk is not None])
+    checks = []
+    for item in evidence:
+        target = targets[item.pk]
+        document = documents.get(target) if target.pk is not None else None
+        if document is None:
+            checks.append(SealCheck(item, "missing", None))
+            continue
+        current = seal_of(document)
+        if current == item.seal:
+            checks.append(SealCheck(item, "intact", current))
+        else:
+            changed = tuple(changed_paths(item.sealed, document))
+            checks.append(SealCheck(item, "broken", current, changed))
+    return checks
+
+
+# --- retests -------------------------------------------------------------------------------------
+
+
+def attack_configuration(attack: AttackResult) -> tuple[str | None, str | None]:
+    """(eval hash, target hash) of an attack: the configuration a retest must repeat.
+
+    The eval hash is the atomic attack identifier's (where PyRIT stamps it), else the attack
+    identifier's; the target is the main conversation's target identifier.
+    """
+    eval_hash = None
+    for identifier in (attack.atomic_attack_identifier, attack.attack_identifier):
+        if identifier is not None and identifier.eval_hash:
+            eval_hash = identifier.eval_hash
+            break
+    target = attack.conversation.target_identifier
+    return eval_hash, target.hash if target is not None else None
+
+
+def retest_suggestions(finding: Finding, *, limit: int = 20) -> QuerySet:
+    """Attacks that repeat the finding's configuration against the same target, newer than
+    the attack it was found with, not yet recorded as retests and not its evidence."""
+    if not finding.found_eval_hash or not finding.found_target_hash:
+        return AttackResult.objects.none()
+    attacks = AttackResult.objects.filter(
+        Q(attack_identifier__eval_hash=finding.found_eval_hash)
+        | Q(atomic_attack_identifier__eval_hash=finding.found_eval_hash),
+        conversation__target_identifier__hash=finding.found_target_hash,
+    )
+    if finding.found_at is not None:
+        attacks = attacks.filter(timestamp__gt=finding.found_at)
+    recorded = Retest.objects.filter(finding=finding, attack_result__isnull=False).values(
+        "attack_result_id"
+    )
+    evidence = Evidence.objects.filter(finding=finding, attack_result__isnull=False).values(
+        "attack_result_id"
+    )
+    return (
+        attacks.exclude(pk__in=recorded)
+        .exclude(pk__in=evidence)
+        .with_identifiers()
+        .order_by("-timestamp")[:limit]
+    )
+
+
+def findings_by(findings: QuerySet, field: str) -> dict[str, int]:
+    """``{value: count}`` of ``field`` over ``findings`` in one query."""
+    return {
+        row[field]: row["n"] for row in findings.order_by().values(field).annotate(n=Count("pk"))
+    }
+
+
+def finding_queryset() -> QuerySet:
+    """Findings with what every list row shows."""
+    return Finding.objects.select_related("operation", "owner").annotate(
+        evidence_count=Count("evidence", distinct=True)
+    )
+
+
+def as_params(value: Any) -> Params:
+    """A query string or a sequence of pairs as filter parameters."""
+    if isinstance(value, str):
+        return tuple(parse_qsl(value.lstrip("?")))
+    return tuple((str(k), str(v)) for k, v in value)
