@@ -5,6 +5,7 @@ from memory.models.conversations import Conversation, Message, MessagePiece, Pie
 from memory.models.identifiers import ComponentIdentifier, ComponentIdentifierChild
 from memory.models.imports import ImportJob, ImportStatus
 from memory.models.media import MediaBlob, MediaLocation
+from memory.models.push import PushSource
 from memory.models.records import PyritRecord
 from memory.models.reviews import HumanOutcome, HumanVerdict
 from memory.models.scenarios import ScenarioResult
@@ -28,6 +29,7 @@ __all__ = [
     "Message",
     "MessagePiece",
     "PieceConverter",
+    "PushSource",
     "PyritRecord",
     "RelatedConversation",
     "ScenarioResult",

@@ -91,10 +91,12 @@ def test_a_user_with_no_group_reads_no_memory(member):
 #: method, so a GET is refused like any method they do not define.
 WRITE_ONLY = {"api-ingest", "api-media"}
 IMPORTS = {"import-list", "import-detail", "import-status"}
+#: The ingestion limits a push client reads: for those who may ingest.
+INGEST_ONLY = {"api-ingest-limits"}
 FORBIDDEN = {
-    VIEWER: IMPORTS | WRITE_ONLY | {"piece-human-score"},
-    REVIEWER: IMPORTS | WRITE_ONLY,
-    CURATOR: IMPORTS | WRITE_ONLY | {"piece-human-score"},
+    VIEWER: IMPORTS | WRITE_ONLY | INGEST_ONLY | {"piece-human-score"},
+    REVIEWER: IMPORTS | WRITE_ONLY | INGEST_ONLY,
+    CURATOR: IMPORTS | WRITE_ONLY | INGEST_ONLY | {"piece-human-score"},
     INGEST: WRITE_ONLY,
 }
 
