@@ -229,7 +229,9 @@ def _uri(path: Path) -> str:
     return "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
 
 
-def open_source(path: Path, scratch: Path) -> tuple[sqlite3.Connection, Schema]:
+def open_source(
+    path: Path, scratch: Path, *, check_integrity: bool = True
+) -> tuple[sqlite3.Connection, Schema]:
     """A connection to a new scratch database at ``scratch`` with ``path`` attached as ``src``.
 
     Checks, in this order, with a one-line :class:`SourceError` for each: the file exists
@@ -237,6 +239,10 @@ def open_source(path: Path, scratch: Path) -> tuple[sqlite3.Connection, Schema]:
     every page, so a truncated or damaged file fails here, before anything is imported);
     it holds PyRIT's ``PromptMemoryEntries`` with the columns every version has. A newer
     schema (unknown revision, tables, columns) is read as far as Redline understands it.
+
+    ``check_integrity=False`` skips ``quick_check``: a client following a database PyRIT is
+    writing does not read every page (and hold a read lock that long); a damaged page then
+    fails the read that meets it.
     """
     path = Path(path)
     if not path.is_file():
@@ -258,8 +264,11 @@ def open_source(path: Path, scratch: Path) -> tuple[sqlite3.Connection, Schema]:
     try:
         connection.execute("PRAGMA journal_mode = OFF")
         connection.execute("PRAGMA synchronous = OFF")
+        # PyRIT may be committing: wait for its write lock instead of failing at once
+        connection.execute("PRAGMA busy_timeout = 10000")
         connection.execute("ATTACH DATABASE ? AS src", (_uri(path),))
-        _check_integrity(connection, path)
+        if check_integrity:
+            _check_integrity(connection, path)
         schema = _detect(connection, path)
     except SourceError:
         connection.close()
