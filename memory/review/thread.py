@@ -969,6 +969,7 @@ def attack_queryset():
         "attack_identifier",
         "atomic_attack_identifier",
         "attribution_parent",
+        "push_source",
     )
 
 
