@@ -277,9 +277,15 @@ class ChunkReader:
         reader = self.readers.get(table) or self.verbatim.get(table)
         if reader is None or (isinstance(reader, VerbatimReader) and not reader.has_rowid):
             return
-        bound = "" if until is None else f" WHERE rowid <= {int(until)}"
-        cursor = self.db.execute(f'SELECT rowid, {reader.select} FROM src."{table}"{bound}')
-        while rows := cursor.fetchmany(self.chunk_rows):
+        bound = "" if until is None else f" AND rowid <= {int(until)}"
+        sql = (
+            f'SELECT rowid, {reader.select} FROM src."{table}" WHERE rowid > ?{bound} '
+            f"ORDER BY rowid LIMIT {self.chunk_rows}"
+        )
+        last = -1
+        # a page per statement: no read lock held while rows are digested
+        while rows := self.db.execute(sql, (last,)).fetchall():
+            last = rows[-1][0]
             for row in rows:
                 yield row[0], row_digest(row[1:])
 
