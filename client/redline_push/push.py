@@ -13,8 +13,10 @@ transaction. ``--watch`` repeats the cycle whenever the file changes.
 from __future__ import annotations
 
 import base64
+import contextlib
 import json
 import os
+import queue
 import re
 import signal
 import socket
@@ -48,6 +50,8 @@ UPDATED_IN_PLACE = (
 #: Test hook: the client kills itself (SIGKILL) once Redline answered this many batches,
 #: before it records them — the worst moment for a crash.
 KILL_AFTER_ENV = "REDLINE_PUSH_KILL_AFTER_BATCHES"
+
+_END = object()
 
 _PATH_INDEX = re.compile(r"^([a-z_]+)\[(\d+)\](.*)$", re.DOTALL)
 
@@ -87,6 +91,16 @@ class Report:
             if self.warning_counts[kind] > len(examples):
                 lines.append(f"{kind}: … and {self.warning_counts[kind] - len(examples)} more")
         return lines
+
+
+@dataclass
+class _Prepared:
+    """One chunk ready to send: its bodies (with list offsets), media files, watermarks."""
+
+    chunk: Chunk
+    bodies: list[tuple[bytes, dict[str, int]]] = field(default_factory=list)
+    media: list[tuple[str, MediaFile, str]] = field(default_factory=list)
+    watermarks: dict[str, tuple[int, str | None]] = field(default_factory=dict)
 
 
 def _json_default(value: Any) -> Any:
@@ -281,13 +295,68 @@ class Pusher:
             return
         self._list_media()
         self.progress.start_cycle(totals)
-        for chunk in reader.chunks():
-            self.report.rows_read[chunk.table] += chunk.rows
-            self._send(chunk)
-            self.progress.advance(chunk.table, chunk.rows)
-            if self.stop.is_set():
-                break
+        # Reading and encoding the next batch (a thread: SQLite and the JSON encoder) overlap
+        # waiting for Redline to write this one; at most two batches wait, so memory stays
+        # bounded. Only the reader thread touches the source connection.
+        ready: queue.Queue[Any] = queue.Queue(maxsize=2)
+        quit_reading = threading.Event()
+        thread = threading.Thread(
+            target=self._read, args=(reader, ready, quit_reading), name="redline-push-reader"
+        )
+        thread.start()
+        try:
+            while (item := ready.get()) is not _END:
+                if isinstance(item, BaseException):
+                    raise item
+                self.report.rows_read[item.chunk.table] += item.chunk.rows
+                self._send(item)
+                self.progress.advance(item.chunk.table, item.chunk.rows)
+                if self.stop.is_set():
+                    break
+        finally:
+            quit_reading.set()
+            while thread.is_alive():
+                with contextlib.suppress(queue.Empty):
+                    ready.get(timeout=0.1)
+            thread.join()
         self.progress.end_cycle()
+
+    def _read(self, reader: ChunkReader, ready: queue.Queue[Any], quit: threading.Event) -> None:
+        """The reader thread: every chunk, prepared for sending, then ``_END``."""
+
+        def put(item: Any) -> bool:
+            while not quit.is_set():
+                try:
+                    ready.put(item, timeout=0.1)
+                    return True
+                except queue.Full:
+                    continue
+            return False
+
+        try:
+            for chunk in reader.chunks():
+                if not put(self._prepare(chunk)):
+                    return
+        except BaseException as exc:  # handed to the sender, which raises it
+            put(exc)
+            return
+        put(_END)
+
+    def _prepare(self, chunk: Chunk) -> _Prepared:
+        """Reader side: the request bodies, the media files named, the watermark rows' ids."""
+        prepared = _Prepared(chunk)
+        if chunk.payload is not None:
+            prepared.bodies = self._bodies(self._labelled(chunk.payload))
+            prepared.media = self._match_media(chunk.payload)
+        for table, rowid in chunk.last_rowid.items():
+            key = None
+            if self.schema.has(table, "id"):
+                row = self.db.execute(
+                    f'SELECT id FROM src."{table}" WHERE rowid = ?', (rowid,)
+                ).fetchone()
+                key = str(row[0]) if row else None
+            prepared.watermarks[table] = (rowid, key)
+        return prepared
 
     def _list_media(self) -> None:
         self.db.execute("DROP TABLE IF EXISTS media_files")
@@ -300,13 +369,13 @@ class Pusher:
 
     # --- one chunk ----------------------------------------------------------------------------
 
-    def _send(self, chunk: Chunk) -> None:
+    def _send(self, prepared: _Prepared) -> None:
         """Post the chunk (if it holds anything), send its media, then record it."""
+        chunk = prepared.chunk
         failed: set[str] = set()
         media: list[tuple[str, str]] = []
         if chunk.payload is not None:
-            payload = self._labelled(chunk.payload)
-            for body, offsets in self._bodies(payload):
+            for body, offsets in prepared.bodies:
                 answer = self.api.ingest(body)
                 self._count(answer)
                 for error in answer.get("errors") or ():
@@ -316,7 +385,7 @@ class Pusher:
                         "row not accepted by Redline",
                         f"{error.get('id') or path}: {error.get('message')}",
                     )
-            media = self._send_media(chunk.payload)
+            media = self._send_media(prepared.media)
             self.report.batches += 1
             if self.kill_after is not None and self.report.batches >= self.kill_after:
                 os.kill(os.getpid(), signal.SIGKILL)
@@ -328,16 +397,7 @@ class Pusher:
                     refused.append((source.table, source.rowid))
                 else:
                     sent.append((source.table, source.rowid, source.digest))
-        watermarks = {}
-        for table, rowid in chunk.last_rowid.items():
-            key = None
-            if self.schema.has(table, "id"):
-                row = self.db.execute(
-                    f'SELECT id FROM src."{table}" WHERE rowid = ?', (rowid,)
-                ).fetchone()
-                key = str(row[0]) if row else None
-            watermarks[table] = (rowid, key)
-        self.state.commit(watermarks=watermarks, sent=sent, refused=refused, media=media)
+        self.state.commit(watermarks=prepared.watermarks, sent=sent, refused=refused, media=media)
 
     def _labelled(self, payload: dict[str, Any]) -> dict[str, Any]:
         """``--label`` values onto pieces and attack results that lack those labels."""
@@ -376,25 +436,31 @@ class Pusher:
             self.report.unchanged[kind] += counts.get("unchanged", 0)
             self.report.refused[kind] += counts.get("error", 0)
 
-    def _send_media(self, payload: dict[str, Any]) -> list[tuple[str, str]]:
-        """Each media file the payload names, once: linked by its SHA-256 when Redline has
-        the bytes, uploaded otherwise. Returns the (SHA-256, location) pairs Redline holds."""
-        done: list[tuple[str, str]] = []
+    def _match_media(self, payload: dict[str, Any]) -> list[tuple[str, MediaFile, str]]:
+        """Reader side: ``(value, file, SHA-256)`` of each media file the payload names, once."""
+        found: list[tuple[str, MediaFile, str]] = []
         seen: set[tuple[str, str | None]] = set()
         for value, sha in payload_media_values(payload):
             if (value, sha) in seen:
                 continue
             seen.add((value, sha))
-            found, warning = self.media.find(value, sha)
+            media, warning = self.media.find(value, sha)
             if warning:
                 self.report.warn("media not matched", warning)
-            if found is None:
+            if media is None:
                 self.report.media_missing += 1
                 continue
-            digest = self.media.sha_of(found)
+            found.append((value, media, self.media.sha_of(media)))
+        return found
+
+    def _send_media(self, matched: list[tuple[str, MediaFile, str]]) -> list[tuple[str, str]]:
+        """Each media file, linked by its SHA-256 when Redline has the bytes, uploaded
+        otherwise. Returns the (SHA-256, location) pairs Redline holds."""
+        done: list[tuple[str, str]] = []
+        for value, media, digest in matched:
             if self.state.has_media(digest, value):
                 continue
-            if self._upload(found, digest, value):
+            if self._upload(media, digest, value):
                 done.append((digest, value))
         return done
 
