@@ -22,6 +22,8 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+import threading
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -42,6 +44,37 @@ from pyrit_memory_reader.source import Schema
 
 #: ``warn(kind, message)``: something the summary should list (a dropped reference, …).
 Warn = Callable[[str, str], None]
+
+# Warnings of one kind beyond this many are counted, not listed.
+_EXAMPLES_PER_WARNING = 5
+
+
+class WarningLog:
+    """Warnings grouped by kind: a count each and the first few messages, in arrival order."""
+
+    def __init__(self) -> None:
+        self.counts: Counter[str] = Counter()
+        self.examples: dict[str, list[str]] = {}
+        self._lock = threading.Lock()  # the reader and the writer thread both warn
+
+    def add(self, kind: str, message: str) -> None:
+        """Record one warning of ``kind``."""
+        with self._lock:
+            self.counts[kind] += 1
+            examples = self.examples.setdefault(kind, [])
+            if len(examples) < _EXAMPLES_PER_WARNING:
+                examples.append(message)
+
+    def lines(self) -> list[str]:
+        """One line per message kept, plus one per kind with more than were kept."""
+        out = []
+        for kind, examples in self.examples.items():
+            out.extend(f"{kind}: {message}" for message in examples)
+            more = self.counts[kind] - len(examples)
+            if more > 0:
+                out.append(f"{kind}: … and {more} more")
+        return out
+
 
 #: Source rows per chunk unless the caller says otherwise (Redline's importer: one transaction).
 DEFAULT_CHUNK_ROWS = 5000

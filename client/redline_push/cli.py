@@ -147,7 +147,7 @@ def summary_lines(report: Report) -> list[str]:
     seconds = report.seconds
     rate = sum(report.rows_read.values()) / seconds if seconds else 0.0
     lines.append(f"Time: {seconds:.1f} s ({rate:,.0f} rows/s), {report.batches:,} batches")
-    warnings = report.warning_lines()
+    warnings = report.warnings.lines()
     if warnings:
         lines.append("")
         lines.append(f"Warnings ({len(warnings)}):")

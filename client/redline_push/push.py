@@ -31,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pyrit_memory_reader.chunks import Chunk, ChunkReader, Selection
+from pyrit_memory_reader.chunks import Chunk, ChunkReader, Selection, WarningLog
 from pyrit_memory_reader.media import MediaFile, MediaFiles, payload_media_values
 from pyrit_memory_reader.rows import IdentifierCache
 from pyrit_memory_reader.source import open_source
@@ -70,8 +70,7 @@ class Report:
     media_sent: int = 0
     media_known: int = 0
     media_missing: int = 0
-    warnings: dict[str, list[str]] = field(default_factory=dict)
-    warning_counts: Counter[str] = field(default_factory=Counter)
+    warnings: WarningLog = field(default_factory=WarningLog)
     started: float = field(default_factory=time.perf_counter)
 
     @property
@@ -79,18 +78,7 @@ class Report:
         return time.perf_counter() - self.started
 
     def warn(self, kind: str, message: str) -> None:
-        self.warning_counts[kind] += 1
-        examples = self.warnings.setdefault(kind, [])
-        if len(examples) < 5:
-            examples.append(message)
-
-    def warning_lines(self) -> list[str]:
-        lines = []
-        for kind, examples in self.warnings.items():
-            lines.extend(f"{kind}: {message}" for message in examples)
-            if self.warning_counts[kind] > len(examples):
-                lines.append(f"{kind}: … and {self.warning_counts[kind] - len(examples)} more")
-        return lines
+        self.warnings.add(kind, message)
 
 
 @dataclass

@@ -41,7 +41,7 @@ from memory.storage.write import ingest_batch
 from memory.transfer.importers.errors import ImportFailed
 from memory.transfer.ingest.normalize import normalize_batch
 from memory.transfer.ingest.readers import parse_identifier
-from pyrit_memory_reader.chunks import DEFAULT_CHUNK_ROWS, ChunkReader
+from pyrit_memory_reader.chunks import DEFAULT_CHUNK_ROWS, ChunkReader, WarningLog
 from pyrit_memory_reader.media import MediaFile, MediaFiles
 from pyrit_memory_reader.rows import IdentifierCache
 from pyrit_memory_reader.source import TABLES, Schema, open_source
@@ -52,35 +52,6 @@ from redteam.core.identifiers import ComponentIdentifier
 
 # Media files nothing named: counted, and this many listed by name.
 _UNUSED_LISTED = 50
-# Warnings of one kind beyond this many are counted, not listed.
-_EXAMPLES_PER_WARNING = 5
-
-
-class WarningLog:
-    """Warnings grouped by kind: a count each and the first few messages, in arrival order."""
-
-    def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-        self.examples: dict[str, list[str]] = {}
-        self._lock = threading.Lock()  # the reader and the writer thread both warn
-
-    def add(self, kind: str, message: str) -> None:
-        """Record one warning of ``kind``."""
-        with self._lock:
-            self.counts[kind] += 1
-            examples = self.examples.setdefault(kind, [])
-            if len(examples) < _EXAMPLES_PER_WARNING:
-                examples.append(message)
-
-    def lines(self) -> list[str]:
-        """One line per message kept, plus one per kind with more than were kept."""
-        out = []
-        for kind, examples in self.examples.items():
-            out.extend(f"{kind}: {message}" for message in examples)
-            more = self.counts[kind] - len(examples)
-            if more > 0:
-                out.append(f"{kind}: … and {more} more")
-        return out
 
 
 @dataclass
