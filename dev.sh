@@ -49,10 +49,12 @@ setup() {
   fi
   # Reinstall only when the dependency list changed since the last install.
   local stamp="$VENV/.redline-installed" want
-  want=$(sha256sum pyproject.toml | cut -d' ' -f1)
+  want=$(cat pyproject.toml client/pyproject.toml | sha256sum | cut -d' ' -f1)
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     say "Installing Redline and its test dependencies"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
+    # The PyRIT reader the importer uses ships in the push client's distribution (client/).
+    "$VENV/bin/python" -m pip install --quiet -e ./client
     "$VENV/bin/python" -m pip install --quiet -e ".[test]"
     echo "$want" > "$stamp"
   fi

@@ -42,6 +42,7 @@ from memory.models import (
     Message,
     MessagePiece,
     PieceConverter,
+    PushSource,
     PyritRecord,
     QueueResolution,
     RelatedConversation,
@@ -1101,6 +1102,17 @@ class ImportJobAdmin(LookupAdmin):
     sortable_by = ("created_at",)
     search_fields = ("source_name__icontains",)
     search_help_text = "Part of the uploaded file's name."
+
+
+@admin.register(PushSource)
+class PushSourceAdmin(LookupAdmin):
+    """The machines and PyRIT databases ``redline-push`` ships from (as the client named them)."""
+
+    list_display = ("host", "database", "created_at", "last_push_at")
+    ordering = ("host", "database")
+    sortable_by = ("host", "last_push_at")
+    search_fields = ("host__icontains", "database__icontains")
+    search_help_text = "Part of a host name or database path."
 
 
 @admin.register(PyritRecord)

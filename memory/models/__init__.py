@@ -17,6 +17,7 @@ from memory.models.findings import (
 from memory.models.identifiers import ComponentIdentifier, ComponentIdentifierChild
 from memory.models.imports import ImportJob, ImportStatus
 from memory.models.media import MediaBlob, MediaLocation
+from memory.models.push import PushSource
 from memory.models.queues import QueueResolution, ReviewQueue
 from memory.models.records import PyritRecord
 from memory.models.reviews import HumanOutcome, HumanVerdict
@@ -47,6 +48,7 @@ __all__ = [
     "MessagePiece",
     "Operation",
     "PieceConverter",
+    "PushSource",
     "PyritRecord",
     "QueueResolution",
     "RelatedConversation",

@@ -9,6 +9,7 @@ from simple_history.models import HistoricalRecords
 
 from memory.models.conversations import Conversation, MessagePiece
 from memory.models.identifiers import ComponentIdentifier
+from memory.models.push import PushSource
 from memory.models.scenarios import ScenarioResult
 from memory.models.scores import Score
 from memory.models.tags import HarmCategory, Label
@@ -110,6 +111,14 @@ class AttackResult(models.Model):
     operation = nul.CharField(max_length=128, null=True, blank=True)
     pyrit_version = nul.CharField(max_length=32, blank=True, default="")
     extra = nul.JSONField(default=dict, blank=True)
+    # The push that created it (redline-push); its index serves the "pushed from" filter.
+    push_source = models.ForeignKey(
+        PushSource,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="attack_results",
+    )
     # The newest human verdict (see ``HumanVerdict``), mirrored here for lists and dashboards;
     # ingestion never writes these, so re-sending PyRIT data keeps the reviewers' word.
     human_outcome = nul.CharField(

@@ -13,6 +13,7 @@ from simple_history.models import HistoricalRecords
 
 from memory.models.identifiers import ComponentIdentifier
 from memory.models.media import MediaBlob
+from memory.models.push import PushSource
 from memory.models.tags import HarmCategory, Label
 from redteam.core import nul
 from redteam.core.bulk import chunked
@@ -70,6 +71,14 @@ class Conversation(models.Model):
     piece_count = models.PositiveIntegerField(default=0, editable=False)
     pyrit_version = nul.CharField(max_length=32, blank=True, default="")
     extra = nul.JSONField(default=dict, blank=True)
+    # The push that created it (redline-push); its index serves the "pushed from" filter.
+    push_source = models.ForeignKey(
+        PushSource,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="conversations",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

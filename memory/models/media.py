@@ -7,40 +7,16 @@ import hashlib
 from django.core.files.base import ContentFile
 from django.db import IntegrityError, models, transaction
 
+# The matching rules live with PyRIT's reader, which the push client shares.
+from pyrit_memory_reader.media import (  # noqa: F401
+    MARKERS,
+    locations_match,
+    media_key,
+    media_suffix,
+)
 from redteam.core import nul
 from redteam.core.constraints import is_sha256
 from redteam.core.media import sniff_content_type
-
-MARKERS = ("prompt-memory-entries/", "seed-prompt-entries/")
-
-
-def media_key(location: str) -> str:
-    """The file name of a PyRIT media location (``/``, ``\\`` or URL paths): the match key.
-
-    Only ever used as a lookup string; nothing here touches the filesystem.
-    """
-    # Strip: YAML block scalars leave a trailing newline on paths.
-    path = location.strip().split("?", 1)[0].replace("\\", "/")
-    return path.rstrip("/").rsplit("/", 1)[-1][:255]
-
-
-def media_suffix(location: str) -> str | None:
-    """The part after PyRIT's results folder marker (``images/1732.png``), if present."""
-    path = location.strip().split("?", 1)[0].replace("\\", "/")
-    for marker in MARKERS:
-        cut = path.rfind(marker)
-        if cut >= 0:
-            return path[cut:]
-    return None
-
-
-def locations_match(a: str, b: str) -> bool:
-    """Contract §13 rules (a)/(b): same path after the results folder marker when both have
-    one, else the same file name."""
-    suffix_a, suffix_b = media_suffix(a), media_suffix(b)
-    if suffix_a is not None and suffix_b is not None:
-        return suffix_a == suffix_b
-    return media_key(a) == media_key(b)
 
 
 def media_upload_to(instance: MediaBlob, filename: str) -> str:

@@ -111,7 +111,8 @@ def attack_download(request: HttpRequest, attack_result_id, fmt: str) -> HttpRes
 def conversation_detail(request: HttpRequest, conversation_id: str) -> HttpResponse:
     """One conversation (with or without an attack result) as a thread."""
     conversation = get_object_or_404(
-        Conversation.objects.select_related("target_identifier"), conversation_id=conversation_id
+        Conversation.objects.select_related("target_identifier", "push_source"),
+        conversation_id=conversation_id,
     )
     common = _common(request)
     with gc_paused():

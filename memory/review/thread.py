@@ -1026,6 +1026,7 @@ def attack_queryset():
         "attack_identifier",
         "atomic_attack_identifier",
         "attribution_parent",
+        "push_source",
     )
 
 

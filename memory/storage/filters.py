@@ -295,7 +295,9 @@ class AttackResultFilter(django_filters.FilterSet):
     ``converter_class`` matches any converter in the chain of any piece of the main
     conversation; ``dataset`` is a seed dataset holding a seed whose content hash equals the
     objective's. ``scenario`` is the owning scenario result's id, ``atomic_attack`` the
-    collection PyRIT filed the result under in it. ``q``: the objective.
+    collection PyRIT filed the result under in it. ``push_source``: the id of the
+    ``PushSource`` (machine and database) a ``redline-push`` created it from. ``q``: the
+    objective.
     """
 
     conversation_id = django_filters.CharFilter(field_name="conversation__conversation_id")
@@ -326,6 +328,7 @@ class AttackResultFilter(django_filters.FilterSet):
     timestamp_before = IsoDateTimeFilter(field_name="timestamp", lookup_expr="lte")
     scenario = django_filters.UUIDFilter(field_name="attribution_parent")
     atomic_attack = django_filters.CharFilter(field_name="attribution_data__parent_collection")
+    push_source = django_filters.NumberFilter(field_name="push_source")
     q = django_filters.CharFilter(method="filter_q")
 
     class Meta:

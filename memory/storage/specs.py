@@ -149,3 +149,12 @@ class ScenarioResultSpec:
     metadata: dict[str, Any] = field(default_factory=dict)
     pyrit_version: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PushSourceSpec:
+    """Where a pushed batch came from, as ``redline-push`` names it: its host name and the path
+    of the PyRIT database there (a batch's top-level ``push_source``)."""
+
+    host: str
+    database: str

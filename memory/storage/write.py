@@ -45,11 +45,18 @@ from memory.models import (
 )
 from memory.models.media import media_key, media_store
 from memory.models.media_links import MediaIndex
+from memory.models.push import PushSource, push_source_key
 from memory.storage.batch import NormalizedBatch, NormalizedMessage
 from memory.storage.identifiers import identifiers_store
 from memory.storage.lengths import batch_problems
 from memory.storage.seeds_write import SeedPlan
-from memory.storage.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec, ScoreSpec
+from memory.storage.specs import (
+    AttackResultSpec,
+    PieceSpec,
+    PushSourceSpec,
+    ScenarioResultSpec,
+    ScoreSpec,
+)
 from redteam.core import identifiers as ids
 from redteam.core.bulk import existing_values, insert_ignore, insert_rows, update_rows
 from redteam.core.choices import TimestampSource, is_media_value
@@ -608,6 +615,7 @@ class _Plan:
     # --- writes -------------------------------------------------------------------------------
 
     def write(self) -> None:
+        self.push_source = self._push_source()
         self.rows = identifiers_store(identifiers=self._identifiers())
         self._collect_tags()
         self._write_scenarios()
@@ -621,6 +629,19 @@ class _Plan:
         self.seeds.write()
         # the seed plan decides created / updated / unchanged only while writing
         self.status.update(self.seeds.status)
+
+    def _push_source(self) -> PushSource | None:
+        """The batch's push source (``redline-push``), recorded once and touched per push."""
+        spec = self.batch.meta.get("push_source")
+        if not isinstance(spec, PushSourceSpec):
+            return None
+        now = _now()
+        source, _ = PushSource.objects.update_or_create(
+            key=push_source_key(spec.host, spec.database),
+            defaults={"last_push_at": now},
+            create_defaults={"host": spec.host, "database": spec.database, "last_push_at": now},
+        )
+        return source
 
     def _collect_tags(self) -> None:
         """Per conversation: the labels, harm categories and earliest time the batch adds.
@@ -776,6 +797,7 @@ class _Plan:
                     extra=entity.extra if entity else {},
                     pyrit_version=(entity.pyrit_version if entity else "") or meta_version,
                     piece_count=new_pieces[cid],
+                    push_source=self.push_source,
                 )
             )
         # Another writer may create the same conversation concurrently: theirs is kept.
@@ -1124,7 +1146,7 @@ class _Plan:
             existing = self.attacks_existing.get(spec.id)
             values = self._attack_values(spec, existing)
             if existing is None:
-                creates.append(AttackResult(id=spec.id, **values))
+                creates.append(AttackResult(id=spec.id, push_source=self.push_source, **values))
                 self.status[path] = CREATED
                 self.attack_tags[spec.id] = (
                     _indexed_labels(spec),

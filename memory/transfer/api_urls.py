@@ -7,7 +7,7 @@ from rest_framework.routers import SimpleRouter
 from memory.transfer.api import views
 from memory.transfer.exporters.views import ExportView
 from memory.transfer.ingest.media_views import MediaDetailView, MediaUploadView
-from memory.transfer.ingest.views import IngestView
+from memory.transfer.ingest.views import IngestLimitsView, IngestView
 
 router = SimpleRouter()
 router.register("conversations", views.ConversationViewSet, basename="api-conversation")
@@ -19,6 +19,7 @@ router.register("identifiers", views.ComponentIdentifierViewSet, basename="api-i
 
 urlpatterns = [
     path("ingest/", IngestView.as_view(), name="api-ingest"),
+    path("ingest/limits/", IngestLimitsView.as_view(), name="api-ingest-limits"),
     path("media/", MediaUploadView.as_view(), name="api-media"),
     path("media/<str:sha256>/", MediaDetailView.as_view(), name="api-media-detail"),
     path("export/", ExportView.as_view(), name="api-export"),

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from django.db import models
 
+# Which values name a file is PyRIT's reading rule, shared with the push client.
+from pyrit_memory_reader.media import MEDIA_DATA_TYPES, is_media_value  # noqa: F401
+
 
 class ChatMessageRole(models.TextChoices):
     """Role of a message; ``simulated_assistant`` is an assistant turn the target never said."""
@@ -30,24 +33,6 @@ class PromptDataType(models.TextChoices):
     FUNCTION_CALL = "function_call", "Function call"
     TOOL_CALL = "tool_call", "Tool call"
     FUNCTION_CALL_OUTPUT = "function_call_output", "Function call output"
-
-
-#: Data types whose value is a path/URI to a file rather than content (contract §1, §13).
-MEDIA_DATA_TYPES = frozenset(
-    {
-        PromptDataType.IMAGE_PATH,
-        PromptDataType.AUDIO_PATH,
-        PromptDataType.VIDEO_PATH,
-        PromptDataType.BINARY_PATH,
-    }
-)
-
-
-def is_media_value(data_type: str, value: str) -> bool:
-    """True when ``value`` of ``data_type`` names a file (``url`` only when not http(s))."""
-    if data_type in MEDIA_DATA_TYPES:
-        return True
-    return data_type == PromptDataType.URL and not value.startswith(("http://", "https://"))
 
 
 class PromptResponseError(models.TextChoices):

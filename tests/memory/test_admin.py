@@ -8,6 +8,7 @@ from collections.abc import Callable
 import pytest
 from django.db import connection
 from django.urls import reverse
+from django.utils import timezone
 
 from memory.models import (
     AttackLabel,
@@ -24,6 +25,7 @@ from memory.models import (
     Message,
     MessagePiece,
     PieceConverter,
+    PushSource,
     PyritRecord,
     QueueResolution,
     RelatedConversation,
@@ -87,6 +89,12 @@ BUILDERS: dict[type, Callable[[], object]] = {
         attack_result=make_attack(), outcome="success", reason="it complied", reviewer_name="rita"
     ),
     ImportJob: lambda: ImportJob.objects.create(source_name="memory.db", size=1024),
+    PushSource: lambda: PushSource.objects.create(
+        host="laptop",
+        database=f"/home/a/{uuid.uuid4()}.db",
+        key=uuid.uuid4().hex,
+        last_push_at=timezone.now(),
+    ),
     PyritRecord: lambda: PyritRecord.objects.create(
         table="FindingEntries", pk_text=str(uuid.uuid4()), row={"title": "t"}
     ),

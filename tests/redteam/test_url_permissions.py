@@ -116,11 +116,23 @@ FINDING_FORMS = {
     "operation-create",
     "operation-edit",
 }
+#: The ingestion limits a push client reads: for those who may ingest.
+INGEST_ONLY = {"api-ingest-limits"}
 FORBIDDEN = {
-    VIEWER: IMPORTS | WRITE_ONLY | QUEUE_WRITES | FINDING_FORMS | {"piece-human-score"},
-    REVIEWER: IMPORTS | WRITE_ONLY | QUEUE_WRITES,
-    LEAD: IMPORTS | WRITE_ONLY,
-    CURATOR: IMPORTS | WRITE_ONLY | QUEUE_WRITES | FINDING_FORMS | {"piece-human-score"},
+    VIEWER: IMPORTS
+    | WRITE_ONLY
+    | QUEUE_WRITES
+    | FINDING_FORMS
+    | INGEST_ONLY
+    | {"piece-human-score"},
+    REVIEWER: IMPORTS | WRITE_ONLY | QUEUE_WRITES | INGEST_ONLY,
+    LEAD: IMPORTS | WRITE_ONLY | INGEST_ONLY,
+    CURATOR: IMPORTS
+    | WRITE_ONLY
+    | QUEUE_WRITES
+    | FINDING_FORMS
+    | INGEST_ONLY
+    | {"piece-human-score"},
     INGEST: WRITE_ONLY | QUEUE_WRITES,
 }
 

@@ -1,12 +1,11 @@
 """The import of one PyRIT SQLite file: read it table by table, chunk by chunk, into the
 ingestion service.
 
-Order (each table in rowid order, so pieces keep PyRIT's insertion order inside a message):
-scenario results (attack results point at them), pieces (a 1.x conversation row travels with
-its conversation's first pieces), conversations without pieces, scorable content, scores,
-attack results (their last response and last score are then stored), seeds (a seed group is
-never split across chunks), then the tables Redline keeps verbatim (PyRIT 1.2's operations,
-findings, evidence and observations, and tables of a newer PyRIT). Each chunk is normalised by
+The file is read by :mod:`pyrit_memory_reader` (shared with the ``redline-push`` client): its
+:class:`~pyrit_memory_reader.chunks.ChunkReader` yields payloads of PyRIT JSON shapes in the
+order references need (scenario results, pieces with their 1.x conversations, conversations
+without pieces, scorable content, scores, attack results, seeds, tables kept verbatim). Each
+chunk is normalised by
 :func:`~memory.transfer.ingest.normalize.normalize_batch` and written by
 :func:`~memory.storage.write.ingest_batch` in its own transaction: a failure leaves earlier
 chunks imported and nothing of the failing one. Items the service refuses are left out and
@@ -14,15 +13,14 @@ reported; everything else of the chunk is written.
 
 Memory stays bounded: a reader thread prepares at most two chunks ahead of the writer, and
 lookups live in a scratch SQLite file (labels per conversation, conversations seen, the media
-listing).
+listing). Identifiers are parsed here, once per distinct text, into ``ComponentIdentifier``
+objects (the reader alone would leave them dicts).
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import queue
-import sqlite3
 import tempfile
 import threading
 import time
@@ -41,57 +39,19 @@ from memory.models.media import media_key
 from memory.storage.batch import NormalizedBatch
 from memory.storage.write import ingest_batch
 from memory.transfer.importers.errors import ImportFailed
-from memory.transfer.importers.media_files import MediaFile, MediaFiles
-from memory.transfer.importers.rows import (
-    IdentifierCache,
-    TableReader,
-    VerbatimReader,
-    attack_reader,
-    conversation_reader,
-    piece_reader,
-    scenario_reader,
-    scorable_content_reader,
-    score_reader,
-    seed_reader,
-)
-from memory.transfer.importers.source import TABLES, Schema, open_source
 from memory.transfer.ingest.normalize import normalize_batch
+from memory.transfer.ingest.readers import parse_identifier
+from pyrit_memory_reader.chunks import DEFAULT_CHUNK_ROWS, ChunkReader, WarningLog
+from pyrit_memory_reader.media import MediaFile, MediaFiles
+from pyrit_memory_reader.rows import IdentifierCache
+from pyrit_memory_reader.source import TABLES, Schema, open_source
 from redteam.core.choices import is_media_value
 from redteam.core.collector import fewer_collections
 from redteam.core.errors import Problem
+from redteam.core.identifiers import ComponentIdentifier
 
-DEFAULT_CHUNK_ROWS = 5000
 # Media files nothing named: counted, and this many listed by name.
 _UNUSED_LISTED = 50
-# Warnings of one kind beyond this many are counted, not listed.
-_EXAMPLES_PER_WARNING = 5
-
-
-class WarningLog:
-    """Warnings grouped by kind: a count each and the first few messages, in arrival order."""
-
-    def __init__(self) -> None:
-        self.counts: Counter[str] = Counter()
-        self.examples: dict[str, list[str]] = {}
-        self._lock = threading.Lock()  # the reader and the writer thread both warn
-
-    def add(self, kind: str, message: str) -> None:
-        """Record one warning of ``kind``."""
-        with self._lock:
-            self.counts[kind] += 1
-            examples = self.examples.setdefault(kind, [])
-            if len(examples) < _EXAMPLES_PER_WARNING:
-                examples.append(message)
-
-    def lines(self) -> list[str]:
-        """One line per message kept, plus one per kind with more than were kept."""
-        out = []
-        for kind, examples in self.examples.items():
-            out.extend(f"{kind}: {message}" for message in examples)
-            more = self.counts[kind] - len(examples)
-            if more > 0:
-                out.append(f"{kind}: … and {more} more")
-        return out
 
 
 @dataclass
@@ -203,7 +163,8 @@ class Importer:
         self.progress = progress
         self.chunk_rows = chunk_rows
         self.tally = Tally()
-        self.ids = IdentifierCache(on_mismatch=self._hash_mismatch)
+        self.ids = IdentifierCache(parse=self._parse_identifier)
+        self._checked: set[tuple[str, str]] = set()
         #: Source rows committed (what progress reports); ``read`` runs ahead of it.
         self.done = 0
         self.read = 0
@@ -249,67 +210,14 @@ class Importer:
             self.tally.warnings.add("schema newer than this Redline", note)
         for name in self.media.too_large:
             self.tally.warnings.add("media file over the size limit, not imported", name)
-        self._build_conversation_tags()
-        self._build_scenario_owners()
-        self.db.execute("CREATE TABLE seen_conv (conversation_id TEXT PRIMARY KEY) WITHOUT ROWID")
-        if self.schema.has("Conversations"):
-            self.conversations = conversation_reader(self.schema, self.ids)
+        self.reader = ChunkReader(
+            self.db,
+            self.schema,
+            self.ids,
+            chunk_rows=self.chunk_rows,
+            warn=self.tally.warnings.add,
+        )
         self._report("prepared", force=True)
-
-    def _build_conversation_tags(self) -> None:
-        """Contract §9.2 / §11.5: 1.x labels and harm categories live on attack results; every
-        conversation of an attack (main and related) passes them to its pieces. The first
-        attack naming a conversation wins, the main conversation before related ones."""
-        self.db.execute(
-            "CREATE TABLE conv_tags (conversation_id TEXT PRIMARY KEY, labels TEXT, harms TEXT)"
-        )
-        table = "AttackResultEntries"
-        has_labels = self.schema.has(table, "labels")
-        has_harms = self.schema.has(table, "targeted_harm_categories")
-        if not self.schema.has(table) or not (has_labels or has_harms):
-            return
-        labels = "a.labels" if has_labels else "NULL"
-        harms = "a.targeted_harm_categories" if has_harms else "NULL"
-        wanted = (
-            f"({labels} IS NOT NULL AND json_valid({labels}) AND {labels} NOT IN ('null', '{{}}'))"
-            f" OR ({harms} IS NOT NULL AND json_valid({harms}) AND {harms} NOT IN ('null', '[]'))"
-        )
-        self.db.execute(
-            f"INSERT OR IGNORE INTO conv_tags SELECT a.conversation_id, {labels}, {harms} "
-            f"FROM src.{table} a WHERE {wanted} ORDER BY a.rowid"
-        )
-        for column in ("pruned_conversation_ids", "adversarial_chat_conversation_ids"):
-            if not self.schema.has(table, column):
-                continue
-            self.db.execute(
-                f"INSERT OR IGNORE INTO conv_tags SELECT j.value, {labels}, {harms} "
-                f"FROM src.{table} a, json_each(CASE WHEN json_valid(a.{column}) "
-                f"AND json_type(a.{column}) = 'array' THEN a.{column} ELSE '[]' END) j "
-                f"WHERE ({wanted}) AND j.type = 'text' ORDER BY a.rowid"
-            )
-
-    def _build_scenario_owners(self) -> None:
-        """Contract §11.5: before alembic ``9c8b7a6d5e4f`` an attack result named no scenario;
-        the scenario listed its attacks in ``attack_results_json``, ``{atomic attack name:
-        [conversation ids]}``. PyRIT's own upgrade turns that manifest into each attack
-        result's ``attribution_parent_id`` and ``attribution_data.parent_collection``, the
-        first scenario naming a conversation winning; the import does the same, so a
-        scenario owns its attack results whichever version wrote the file."""
-        self.db.execute(
-            "CREATE TABLE scenario_owner "
-            "(conversation_id TEXT PRIMARY KEY, scenario_id TEXT, collection TEXT)"
-        )
-        if not self.schema.has("ScenarioResultEntries", "attack_results_json"):
-            return
-        manifest = "s.attack_results_json"
-        self.db.execute(
-            "INSERT OR IGNORE INTO scenario_owner SELECT v.value, s.id, c.key "
-            "FROM src.ScenarioResultEntries s, "
-            f"json_each(CASE WHEN json_valid({manifest}) AND json_type({manifest}) = 'object' "
-            f"THEN {manifest} ELSE '{{}}' END) c, "
-            "json_each(CASE WHEN c.type = 'array' THEN c.value ELSE '[]' END) v "
-            "WHERE v.type = 'text' ORDER BY s.rowid, c.id, v.id"
-        )
 
     def _import_all(self) -> None:
         """Reading and normalising (a thread) overlap writing (this thread): while a chunk
@@ -362,273 +270,12 @@ class Importer:
         raise _Stopped
 
     def _read_all(self) -> None:
-        schema, ids = self.schema, self.ids
-        steps: list[tuple[str, TableReader, str, Callable[[list[dict[str, Any]]], None]]] = []
-        if schema.has("ScenarioResultEntries"):
-            steps.append(
-                ("scenario results", scenario_reader(schema, ids), "scenario_results", self._plain)
-            )
-        steps.append(("pieces", piece_reader(schema, ids), "message_pieces", self._pieces))
-        if schema.has("Conversations"):
-            # conversations travel with their first pieces; these are the ones without any
-            steps.append(
-                (
-                    "conversations",
-                    conversation_reader(schema, ids),
-                    "conversations",
-                    self._lone_conversations,
-                )
-            )
-        if schema.has("ScorableContentEntries"):
-            steps.append(
-                (
-                    "scorable content",
-                    scorable_content_reader(schema),
-                    "scorable_contents",
-                    self._plain,
-                )
-            )
-        if schema.has("ScoreEntries"):
-            steps.append(("scores", score_reader(schema, ids), "scores", self._plain))
-        if schema.has("AttackResultEntries"):
-            steps.append(
-                ("attack results", attack_reader(schema, ids), "attack_results", self._attacks)
-            )
-        for phase, reader, key, handle in steps:
-            self.phase, self.key = phase, key
-            for chunk in self._chunks(reader):
-                handle(chunk)
-        if schema.has("SeedPromptEntries"):
-            self.phase, self.key = "seeds", "seeds"
-            for chunk in self._seed_chunks(seed_reader(schema)):
-                self._seeds(chunk)
-        for table in schema.verbatim:
-            self.phase, self.key = f"{table} (verbatim)", "pyrit_records"
-            for chunk in self._verbatim_chunks(table):
-                self._ingest({"pyrit_records": chunk})
-        if schema.has("EmbeddingData"):
-            count = self.db.execute("SELECT count(*) FROM src.EmbeddingData").fetchone()[0]
-            self.tally.rows_read["EmbeddingData"] = count
-            self._count_read(count)
-            if count:
-                self.tally.warnings.add(
-                    "not imported",
-                    f"{count} EmbeddingData rows (Redline keeps no embeddings)",
-                )
-
-    # --- reading ----------------------------------------------------------------------------
-
-    def _chunks(self, reader: TableReader) -> Iterator[list[dict[str, Any]]]:
-        """Rows of ``reader``'s table in rowid order, ``chunk_rows`` at a time (keyset paging,
-        so each chunk is one indexed range read however far into the table)."""
-        last = -1
-        sql = (
-            f'SELECT rowid, {reader.select} FROM src."{reader.table}" '
-            f"WHERE rowid > ? ORDER BY rowid LIMIT {self.chunk_rows}"
-        )
-        while True:
-            rows = self.db.execute(sql, (last,)).fetchall()
-            if not rows:
-                return
-            last = rows[-1][0]
-            self.tally.rows_read[reader.table] += len(rows)
-            self._count_read(len(rows))
-            yield [reader.to_dict(row[1:]) for row in rows]
-
-    def _seed_chunks(self, reader: TableReader) -> Iterator[list[dict[str, Any]]]:
-        """Seeds ordered by group, then rowid; a chunk ends only between groups, since
-        PyRIT's group rules hold for a group as a whole (contract §8.5)."""
-        sql = (
-            f'SELECT rowid, prompt_group_id, {reader.select} FROM src."SeedPromptEntries" '
-            "ORDER BY prompt_group_id IS NULL, prompt_group_id, rowid"
-            if self.schema.has("SeedPromptEntries", "prompt_group_id")
-            else f'SELECT rowid, NULL, {reader.select} FROM src."SeedPromptEntries" ORDER BY rowid'
-        )
-        cursor = self.db.execute(sql)
-        chunk: list[dict[str, Any]] = []
-        group = None
-        while True:
-            rows = cursor.fetchmany(self.chunk_rows)
-            if not rows:
-                break
-            for row in rows:
-                if len(chunk) >= self.chunk_rows and (row[1] is None or row[1] != group):
-                    yield chunk
-                    chunk = []
-                group = row[1]
-                chunk.append(reader.to_dict(row[2:]))
-                self.tally.rows_read["SeedPromptEntries"] += 1
-                self._count_read(1)
-        if chunk:
-            yield chunk
-
-    def _verbatim_chunks(self, table: str) -> Iterator[list[dict[str, Any]]]:
-        """Every row of a table kept verbatim, ``chunk_rows`` at a time, in rowid order (or
-        primary-key order for a ``WITHOUT ROWID`` table)."""
-        info = self.db.execute(f'PRAGMA src.table_info("{table}")').fetchall()
-        reader = VerbatimReader(table, info, self.schema.alembic_revision)
-        try:
-            self.db.execute(f'SELECT rowid FROM src."{table}" LIMIT 1')
-            order = "rowid"
-        except sqlite3.OperationalError:
-            order = ", ".join(f'"{c}"' for c in reader.key)
-            rowid = "NULL"
-        else:
-            rowid = "rowid"
-        sql = f'SELECT {rowid}, {reader.select} FROM src."{table}" ORDER BY {order}'
-        cursor = self.db.execute(sql)
-        while rows := cursor.fetchmany(self.chunk_rows):
-            self.tally.rows_read[table] += len(rows)
-            self._count_read(len(rows))
-            yield [reader.to_dict(row[0], row[1:]) for row in rows]
-
-    # --- per kind -----------------------------------------------------------------------------
-
-    def _plain(self, rows: list[dict[str, Any]]) -> None:
-        if self.key == "conversations":
-            rows = [{"conversation": row, "messages": []} for row in rows]
-        self._ingest({self.key: rows})
-
-    def _pieces(self, rows: list[dict[str, Any]]) -> None:
-        """Pieces get what 1.x keeps elsewhere (contract §9.2): the conversation's target and the
-        labels / harm categories of the attack results holding the conversation.
-
-        A 1.x ``Conversations`` row is sent with the first chunk holding one of its pieces,
-        so the conversation is created once, complete, instead of created and then updated.
-        """
-        conversation_ids = list({row["conversation_id"] for row in rows})
-        seen = {
-            r[0]
-            for r in self._lookup(
-                "SELECT conversation_id FROM seen_conv WHERE conversation_id IN ({})",
-                conversation_ids,
-            )
-        }
-        fresh = [cid for cid in conversation_ids if cid not in seen]
-        self.db.executemany(
-            "INSERT INTO seen_conv (conversation_id) VALUES (?)", [(cid,) for cid in fresh]
-        )
-        targets: dict[str, Any] = {}
-        entities: list[dict[str, Any]] = []
-        if self.schema.has("Conversations"):
-            reader = self.conversations
-            for row in self._lookup(
-                f"SELECT {reader.select} FROM src.Conversations WHERE conversation_id IN ({{}})",
-                conversation_ids,
-            ):
-                entity = reader.to_dict(row)
-                cid = entity.get("conversation_id")
-                targets[cid] = entity.get("target_identifier")
-                if cid not in seen:
-                    entities.append({"conversation": entity, "messages": []})
-        tags = {
-            cid: (self._json_text(labels), self._json_text(harms))
-            for cid, labels, harms in self._lookup(
-                "SELECT conversation_id, labels, harms FROM conv_tags "
-                "WHERE conversation_id IN ({})",
-                conversation_ids,
-            )
-        }
-        for row in rows:
-            cid = row["conversation_id"]
-            if row.get("prompt_target_identifier") in (None, {}) and targets.get(cid):
-                row["prompt_target_identifier"] = targets[cid]
-            found = tags.get(cid)
-            if found is None:
-                continue
-            labels, harms = found
-            if not row.get("labels") and labels:
-                row["labels"] = dict(labels)
-            if not row.get("targeted_harm_categories") and harms:
-                row["targeted_harm_categories"] = list(harms)
-        payload: dict[str, Any] = {"message_pieces": rows}
-        if entities:
-            payload["conversations"] = entities
-        self._ingest(payload)
-
-    def _lone_conversations(self, rows: list[dict[str, Any]]) -> None:
-        """1.x conversations without pieces. Every ``Conversations`` row is counted as read
-        here; those with pieces were already sent with them."""
-        ids = [row.get("conversation_id") for row in rows]
-        seen = {
-            r[0]
-            for r in self._lookup(
-                "SELECT conversation_id FROM seen_conv WHERE conversation_id IN ({})", ids
-            )
-        }
-        lone = [row for row in rows if row.get("conversation_id") not in seen]
-        if lone:
-            self._ingest({"conversations": [{"conversation": r, "messages": []} for r in lone]})
-
-    def _attacks(self, rows: list[dict[str, Any]]) -> None:
-        """References that the file itself cannot satisfy are dropped with a warning, so the
-        attack result is kept (the ingestion service refuses a dangling last response)."""
-        self._attribute_to_scenarios(rows)
-        checks = (
-            ("last_response", "PromptMemoryEntries", "piece"),
-            ("last_score", "ScoreEntries", "score"),
-            ("human_score", "ScoreEntries", "score"),
-            ("attribution_parent_id", "ScenarioResultEntries", "scenario result"),
-        )
-        for key, table, what in checks:
-            wanted = {row[key] for row in rows if isinstance(row.get(key), str)}
-            if not wanted:
-                continue
-            found = set()
-            if self.schema.has(table):
-                found = {
-                    r[0]
-                    for r in self._lookup(
-                        f'SELECT id FROM src."{table}" WHERE id IN ({{}})', wanted
-                    )
-                }
-            for row in rows:
-                value = row.get(key)
-                if isinstance(value, str) and value not in found:
-                    self.tally.warnings.add(
-                        f"attack result refers to a {what} not in the file; reference dropped",
-                        f"{row.get('attack_result_id')}: {key} {value}",
-                    )
-                    row[key] = None
-        self._ingest({"attack_results": rows})
-
-    def _attribute_to_scenarios(self, rows: list[dict[str, Any]]) -> None:
-        """An attack result that names no scenario belongs to the one whose manifest lists its
-        conversation (see :meth:`_build_scenario_owners`)."""
-        unowned = [row for row in rows if row.get("attribution_parent_id") is None]
-        if not unowned:
-            return
-        owners = {
-            cid: (scenario_id, collection)
-            for cid, scenario_id, collection in self._lookup(
-                "SELECT conversation_id, scenario_id, collection FROM scenario_owner "
-                "WHERE conversation_id IN ({})",
-                {row.get("conversation_id") for row in unowned},
-            )
-        }
-        for row in unowned:
-            owner = owners.get(row.get("conversation_id"))
-            if owner is None:
-                continue
-            row["attribution_parent_id"], collection = owner
-            if row.get("attribution_data") is None:
-                row["attribution_data"] = {"parent_collection": collection}
-
-    def _seeds(self, rows: list[dict[str, Any]]) -> None:
-        groups: dict[str, list[dict[str, Any]]] = {}
-        loose = []
-        for row in rows:
-            group_id = row.get("prompt_group_id")
-            if isinstance(group_id, str) and group_id:
-                groups.setdefault(group_id, []).append(row)
-            else:
-                loose.append(row)
-        payload: dict[str, Any] = {}
-        if loose:
-            payload["seeds"] = loose
-        if groups:
-            payload["seed_groups"] = [{"seeds": seeds} for seeds in groups.values()]
-        self._ingest(payload)
+        for chunk in self.reader.chunks():
+            self.tally.rows_read[chunk.table] += chunk.rows
+            self._count_read(chunk.rows)
+            if chunk.payload is not None:
+                self.phase = chunk.phase
+                self._ingest(chunk.payload)
 
     # --- writing ----------------------------------------------------------------------------
 
@@ -692,6 +339,30 @@ class Importer:
                         f"{attack.id}: {attribute.removesuffix('_id')} {value}",
                     )
                     setattr(attack, attribute, None)
+
+    def _parse_identifier(self, data: dict[str, Any]) -> Any:
+        """An identifier dict of the file as a ``ComponentIdentifier`` (checked once per
+        distinct identifier); an invalid one goes on as data, for the normaliser to report."""
+        problems: list[Problem] = []
+        parsed = parse_identifier(data, "", problems)
+        if problems or parsed is None:
+            return data
+        self._check_hash(parsed)
+        return parsed
+
+    def _check_hash(self, identifier: ComponentIdentifier) -> None:
+        """Warn of each identifier (and child) whose stored hash is not its content's hash:
+        kept verbatim (contract §10.5), but worth knowing (truncated params, another version's
+        hashing rules)."""
+        content = identifier.content_hash()
+        if (identifier.hash, content) in self._checked:
+            return
+        self._checked.add((identifier.hash, content))
+        for child in identifier.children.values():
+            for node in child if isinstance(child, list) else [child]:
+                self._check_hash(node)
+        if identifier.hash != content:
+            self._hash_mismatch(identifier)
 
     def _hash_mismatch(self, identifier: Any) -> None:
         self.tally.warnings.add(
@@ -850,21 +521,6 @@ class Importer:
                     media_attach(blob=blob, location=value)
 
     # --- helpers ----------------------------------------------------------------------------
-
-    def _lookup(self, sql: str, values: Any) -> list[tuple[Any, ...]]:
-        values = list(values)
-        out: list[tuple[Any, ...]] = []
-        for start in range(0, len(values), 900):
-            part = values[start : start + 900]
-            out.extend(self.db.execute(sql.format(", ".join("?" * len(part))), part).fetchall())
-        return out
-
-    @staticmethod
-    def _json_text(text: str | None) -> Any:
-        try:
-            return None if text is None else json.loads(text)
-        except ValueError:
-            return None
 
     def _report(self, phase: str, *, force: bool = False) -> None:
         if self.progress is None:

@@ -47,11 +47,17 @@ INLINE_TYPES = frozenset(
 
 
 class MediaUploadSerializer(serializers.Serializer):
-    """The multipart form of a media upload."""
+    """The multipart form of a media upload: the bytes, or only the SHA-256 of bytes the
+    server already holds (then the upload just records ``path`` for them)."""
 
-    file = serializers.FileField()
+    file = serializers.FileField(required=False)
     sha256 = serializers.RegexField(r"^[0-9a-fA-F]{64}$", required=False)
     path = serializers.CharField(required=False, max_length=4096, allow_blank=True)
+
+    def validate(self, attrs: dict) -> dict:
+        if "file" not in attrs and "sha256" not in attrs:
+            raise serializers.ValidationError({"file": ["Send the file, or its sha256."]})
+        return attrs
 
 
 def _blob_body(request: Request, blob: MediaBlob) -> dict:
@@ -86,13 +92,16 @@ class MediaUploadView(APIView):
                 },
             ),
             400: OpenApiTypes.OBJECT,
+            404: OpenApiTypes.OBJECT,
             413: OpenApiTypes.OBJECT,
         },
     )
     def put(self, request: Request) -> Response:
         form = MediaUploadSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        upload = form.validated_data["file"]
+        upload = form.validated_data.get("file")
+        if upload is None:
+            return self._link(request, form.validated_data)
         limit = settings.REDLINE_MEDIA_MAX_BYTES
         if upload.size > limit:
             return Response(
@@ -121,6 +130,18 @@ class MediaUploadView(APIView):
         return Response(body, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
 
     post = put
+
+    def _link(self, request: Request, data: dict) -> Response:
+        """No bytes, only a SHA-256: link ``path`` to the blob already stored (200), or ask
+        for the bytes (404) — how a client skips uploading files the server has."""
+        blob = MediaBlob.objects.filter(sha256=data["sha256"].lower()).first()
+        if blob is None:
+            return Response(
+                {"detail": "No file with this SHA-256 is stored; send the file."},
+                status=status.HTTP_404_NOT_FOUND,
+            )
+        linked = media_attach(blob=blob, location=data.get("path") or "")
+        return Response({**_blob_body(request, blob), "created": False, "linked": linked})
 
 
 class MediaDetailView(generics.RetrieveAPIView):

@@ -32,6 +32,7 @@ from memory.storage.specs import (
     AttackResultSpec,
     ConversationReferenceSpec,
     PieceSpec,
+    PushSourceSpec,
     ScoreSpec,
 )
 from memory.transfer.ingest.normalize_seeds import (
@@ -874,8 +875,26 @@ _ADDERS = {
     "pyrit_records": _BatchBuilder.add_pyrit_records,
 }
 PAYLOAD_KEYS = tuple(_ADDERS)
-#: Top-level keys that describe a batch rather than hold items (PyRIT exports and Redline's).
-META_KEYS = ("export_format", "pyrit_version", "note")
+#: Top-level keys that describe a batch rather than hold items (PyRIT exports and Redline's;
+#: ``push_source`` is redline-push's ``{"host", "database"}``).
+META_KEYS = ("export_format", "pyrit_version", "note", "push_source")
+#: Longest host name and database path a push source may name (``PushSource`` columns).
+PUSH_SOURCE_LIMITS = {"host": 255, "database": 1024}
+
+
+def _push_source(value: Any) -> PushSourceSpec | Problem:
+    """``{"host": str, "database": str}``, both non-empty and within the column lengths."""
+    if not isinstance(value, Mapping):
+        return Problem("push_source", f"must be an object, not {type(value).__name__}")
+    found = {}
+    for key, limit in PUSH_SOURCE_LIMITS.items():
+        text = value.get(key)
+        if not isinstance(text, str) or not text.strip():
+            return Problem(f"push_source.{key}", "must be a non-empty string")
+        if len(text) > limit:
+            return Problem(f"push_source.{key}", f"longer than {limit} characters")
+        found[key] = text
+    return PushSourceSpec(**found)
 
 
 def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
@@ -902,6 +921,12 @@ def normalize_batch(payload: Any) -> tuple[NormalizedBatch, list[Problem]]:
             adder = _ADDERS.get(key)
             if adder is not None:
                 adder(builder, value, key)
+            elif key == "push_source":
+                source = _push_source(value)
+                if isinstance(source, Problem):
+                    builder.problems.append(source)
+                else:
+                    builder.batch.meta[key] = source
             elif key in META_KEYS:
                 builder.batch.meta[key] = value
             else:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from django.conf import settings
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiExample, OpenApiParameter, extend_schema
 from rest_framework import status
@@ -21,6 +22,7 @@ from rest_framework.views import APIView
 from memory.transfer.ingest.limits import Limits, check_payload, count_items
 from memory.transfer.ingest.service import ingest
 from redteam.core.errors import Problem
+from redteam.models import ApiToken
 from redteam.permissions import RequiredPermissions, TokenScope
 
 INGEST_PERMISSIONS = [
@@ -159,3 +161,41 @@ class IngestView(APIView):
         if report.errors:
             return Response(report.as_dict(), status=400)
         return Response(report.as_dict(), status=200)
+
+
+#: What this server's ingestion understands beyond PyRIT's shapes: a client checks these
+#: before sending (``redline-push`` refuses to push to a server without them).
+INGEST_FEATURES = ("push_source", "media_link")
+
+
+@extend_schema(
+    summary="Ingestion limits",
+    description=(
+        "The caps `POST /api/v1/ingest/` and `PUT /api/v1/media/` enforce on this server, and "
+        "the ingestion features it knows, so a client sizes its batches to fit."
+    ),
+    responses={200: OpenApiTypes.OBJECT},
+)
+class IngestLimitsView(APIView):
+    """``GET /api/v1/ingest/limits/``: the deployment's ingestion limits, read-only."""
+
+    permission_classes = [IsAuthenticated, TokenScope, RequiredPermissions]
+    required_permissions = {"GET": INGEST_PERMISSIONS}
+
+    def get(self, request: Request) -> Response:
+        limits = Limits.from_settings()
+        token = request.auth
+        writes = not isinstance(token, ApiToken) or token.can_write
+        return Response(
+            {
+                "max_body_bytes": limits.max_body_bytes,
+                "max_items": limits.max_items,
+                "max_text_chars": limits.max_text_chars,
+                "max_depth": limits.max_depth,
+                "max_key_chars": limits.max_key_chars,
+                "max_media_bytes": settings.REDLINE_MEDIA_MAX_BYTES,
+                "features": list(INGEST_FEATURES),
+                # this token may push (scope ingest; the user's permissions were checked)
+                "can_ingest": writes,
+            }
+        )

@@ -6,8 +6,8 @@ is attached read-only (``mode=ro``) to a private scratch database, where the imp
 its lookup tables, so the user's file is never written and memory stays bounded however big
 it is.
 
-Bad input raises :class:`~memory.transfer.importers.service.ImportFailed` with one line,
-before anything is read into Redline. A schema newer than Redline knows is not bad input: what
+Bad input raises :class:`~pyrit_memory_reader.errors.SourceError` with one line, before
+anything is read. A schema newer than Redline knows is not bad input: what
 Redline understands is imported, the rest kept verbatim (``Schema.notes`` say what), and only a
 file without PyRIT's core table is refused.
 """
@@ -19,7 +19,7 @@ import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory.transfer.importers.errors import ImportFailed
+from pyrit_memory_reader.errors import SourceError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -229,25 +229,31 @@ def _uri(path: Path) -> str:
     return "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
 
 
-def open_source(path: Path, scratch: Path) -> tuple[sqlite3.Connection, Schema]:
+def open_source(
+    path: Path, scratch: Path, *, check_integrity: bool = True
+) -> tuple[sqlite3.Connection, Schema]:
     """A connection to a new scratch database at ``scratch`` with ``path`` attached as ``src``.
 
-    Checks, in this order, with a one-line :class:`ImportFailed` for each: the file exists
+    Checks, in this order, with a one-line :class:`SourceError` for each: the file exists
     and starts with SQLite's header; SQLite can read it completely (``quick_check`` reads
     every page, so a truncated or damaged file fails here, before anything is imported);
     it holds PyRIT's ``PromptMemoryEntries`` with the columns every version has. A newer
     schema (unknown revision, tables, columns) is read as far as Redline understands it.
+
+    ``check_integrity=False`` skips ``quick_check``: a client following a database PyRIT is
+    writing does not read every page (and hold a read lock that long); a damaged page then
+    fails the read that meets it.
     """
     path = Path(path)
     if not path.is_file():
-        raise ImportFailed(f"{path}: no such file")
+        raise SourceError(f"{path}: no such file")
     try:
         with path.open("rb") as handle:
             header = handle.read(len(SQLITE_MAGIC))
     except OSError as exc:
-        raise ImportFailed(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+        raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
     if header != SQLITE_MAGIC:
-        raise ImportFailed(f"{path}: not a SQLite database (a PyRIT memory file is one)")
+        raise SourceError(f"{path}: not a SQLite database (a PyRIT memory file is one)")
     # URI filenames must be enabled on the main connection for ATTACH to honour ``mode=ro``
     connection = sqlite3.connect(
         "file:" + urllib.parse.quote(str(scratch)),
@@ -258,15 +264,18 @@ def open_source(path: Path, scratch: Path) -> tuple[sqlite3.Connection, Schema]:
     try:
         connection.execute("PRAGMA journal_mode = OFF")
         connection.execute("PRAGMA synchronous = OFF")
+        # PyRIT may be committing: wait for its write lock instead of failing at once
+        connection.execute("PRAGMA busy_timeout = 10000")
         connection.execute("ATTACH DATABASE ? AS src", (_uri(path),))
-        _check_integrity(connection, path)
+        if check_integrity:
+            _check_integrity(connection, path)
         schema = _detect(connection, path)
-    except ImportFailed:
+    except SourceError:
         connection.close()
         raise
     except sqlite3.DatabaseError as exc:
         connection.close()
-        raise ImportFailed(f"{path}: corrupt or truncated SQLite file ({exc})") from exc
+        raise SourceError(f"{path}: corrupt or truncated SQLite file ({exc})") from exc
     return connection, schema
 
 
@@ -274,12 +283,10 @@ def _check_integrity(connection: sqlite3.Connection, path: Path) -> None:
     try:
         rows = connection.execute("PRAGMA src.quick_check(5)").fetchall()
     except sqlite3.DatabaseError as exc:
-        raise ImportFailed(f"{path}: corrupt or truncated SQLite file ({exc})") from exc
+        raise SourceError(f"{path}: corrupt or truncated SQLite file ({exc})") from exc
     findings = [row[0] for row in rows]
     if findings != ["ok"]:
-        raise ImportFailed(
-            f"{path}: corrupt or truncated SQLite file ({'; '.join(findings)[:300]})"
-        )
+        raise SourceError(f"{path}: corrupt or truncated SQLite file ({'; '.join(findings)[:300]})")
 
 
 def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
@@ -291,7 +298,7 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
     ]
     if "PromptMemoryEntries" not in tables:
         found = ", ".join(t for t in tables if not t.startswith("sqlite_"))[:200] or "none"
-        raise ImportFailed(
+        raise SourceError(
             f"{path}: a SQLite database, but not PyRIT memory (no PromptMemoryEntries table, "
             f"the core table of every PyRIT version; tables found: {found})"
         )
@@ -304,7 +311,7 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
             columns[table] = {row[1]: (row[2] or "") for row in info}
     missing = REQUIRED_COLUMNS["PromptMemoryEntries"] - set(columns["PromptMemoryEntries"])
     if missing:
-        raise ImportFailed(
+        raise SourceError(
             f"{path}: unknown PyRIT schema (PromptMemoryEntries lacks {', '.join(sorted(missing))})"
         )
     for table, required in REQUIRED_COLUMNS.items():
@@ -371,7 +378,7 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
         elif "attack_identifier" in pieces:
             generation = "PyRIT 0.10 – 0.13 (pre-alembic)"
         else:
-            raise ImportFailed(
+            raise SourceError(
                 f"{path}: unknown PyRIT schema (no alembic version, and pieces carry neither "
                 "attack_identifier nor orchestrator_identifier)"
             )

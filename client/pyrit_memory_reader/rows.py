@@ -1,4 +1,4 @@
-"""Turn rows of PyRIT's SQLite tables into the JSON shapes the normaliser accepts.
+"""Turn rows of PyRIT's SQLite tables into PyRIT's JSON shapes, as ingestion accepts them.
 
 Contract §9, §11.
 
@@ -6,14 +6,15 @@ One :class:`TableReader` per source table, built from the columns the file actua
 every schema generation is read by the same code: 0.9's ``orchestrator_identifier`` and
 ``task``, 0.10–0.13's per-piece labels and identifiers, 1.x's conversation targets and
 attack-result labels all come out under the key names of PyRIT's own ``to_dict`` /
-``model_dump``, and :func:`memory.transfer.ingest.normalize.normalize_batch` applies the
-§9.2 aliases as for any other input. Columns we do not know are passed through under their
-own name and end up in the object's ``extra``: nothing is dropped silently.
+``model_dump``, and Redline's ingestion applies the §9.2 aliases as for any other input.
+Columns we do not know are passed through under their own name and end up in the object's
+``extra``: nothing is dropped silently.
 
 Values are decoded here (contract §11.2): JSON text (the text ``null`` included) is parsed, naive
-``DATETIME`` text becomes an aware UTC datetime, identifier JSON becomes a
-:class:`~redteam.core.identifiers.ComponentIdentifier` (parsed once per distinct text). A value that
-does not decode is passed on as it is, for the normaliser to report with its path.
+``DATETIME`` text becomes an aware UTC datetime, identifier JSON becomes a dict — or whatever
+the caller's ``parse`` makes of it (Redline's importer: a ``ComponentIdentifier``, parsed once
+per distinct text). A value that does not decode is passed on as it is, for ingestion to report
+with its path.
 """
 
 from __future__ import annotations
@@ -21,13 +22,10 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Sequence
-from datetime import UTC, datetime
+from datetime import datetime, timezone
 from typing import Any
 
-from memory.transfer.importers.source import Schema
-from memory.transfer.ingest.readers import parse_identifier
-from redteam.core.errors import Problem
-from redteam.core.identifiers import ComponentIdentifier
+from pyrit_memory_reader.source import Schema
 
 Decoder = Callable[[Any], Any]
 
@@ -62,49 +60,27 @@ def _timestamp(value: Any) -> Any:
         parsed = datetime.fromisoformat(value)
     except ValueError:
         return value
-    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
+    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed
 
 
 class IdentifierCache:
-    """Identifier JSON text → parsed identifier, for the few distinct texts a file repeats.
+    """Identifier JSON text → identifier, for the few distinct texts a file repeats.
 
     A target or converter identifier is stored once per piece, so a million pieces hold a
-    handful of distinct texts; parsing (and hashing) each once is most of the saving. Bounded:
-    the cache is dropped when it grows past ``size`` entries.
+    handful of distinct texts; decoding (and, for the importer, parsing and hashing) each once
+    is most of the saving. ``parse`` turns one identifier dict into what the caller wants
+    (default: the dict itself, JSON as the push client sends it). Bounded: the cache is
+    dropped when it grows past ``size`` entries.
     """
 
-    def __init__(
-        self, size: int = 20_000, on_mismatch: Callable[[ComponentIdentifier], None] | None = None
-    ) -> None:
+    def __init__(self, size: int = 20_000, parse: Callable[[dict[str, Any]], Any] | None = None):
         self.size = size
         self.single: dict[str, Any] = {}
         self.lists: dict[str, Any] = {}
-        self.on_mismatch = on_mismatch
-        self._checked: set[tuple[str, str]] = set()
+        self.parse = parse
 
     def _parse(self, data: dict[str, Any]) -> Any:
-        problems: list[Problem] = []
-        parsed = parse_identifier(data, "", problems)
-        if problems or parsed is None:
-            # an invalid identifier goes on as data, for the normaliser to report
-            return data
-        if self.on_mismatch is not None:
-            self._check(parsed)
-        return parsed
-
-    def _check(self, identifier: ComponentIdentifier) -> None:
-        """Report each identifier (and child) whose stored hash is not its content's hash:
-        kept verbatim (contract §10.5), but worth knowing (truncated params, another version's
-        hashing rules)."""
-        content = identifier.content_hash()
-        if (identifier.hash, content) in self._checked:
-            return
-        self._checked.add((identifier.hash, content))
-        for child in identifier.children.values():
-            for node in child if isinstance(child, list) else [child]:
-                self._check(node)
-        if identifier.hash != content:
-            self.on_mismatch(identifier)  # type: ignore[misc]
+        return data if self.parse is None else self.parse(data)
 
     def _store(self, cache: dict[str, Any], key: str, value: Any) -> Any:
         if len(cache) >= self.size:
@@ -237,14 +213,12 @@ def conversation_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
 #: The scorer of a score whose row names none. PyRIT 0.10's ``PlagiarismScorer`` builds its
 #: scores without ``scorer_class_identifier``, so the column holds ``{}``; Redline keeps one
 #: scorer per score, and a placeholder that says "unknown" loses less than refusing the score.
-UNKNOWN_SCORER = ComponentIdentifier.from_dict(
-    {"class_name": "UnknownScorer", "class_module": "unknown"}
-)
+UNKNOWN_SCORER = {"class_name": "UnknownScorer", "class_module": "unknown"}
 
 
-def _score_finish(data: dict[str, Any]) -> dict[str, Any]:
+def _score_finish(data: dict[str, Any], ids: IdentifierCache) -> dict[str, Any]:
     if "scorer_class_identifier" in data and data["scorer_class_identifier"] is None:
-        data["scorer_class_identifier"] = UNKNOWN_SCORER
+        data["scorer_class_identifier"] = ids.one(json.dumps(UNKNOWN_SCORER))
         # kept in the score's extra, so the placeholder is never mistaken for a recorded scorer
         data["scorer_class_identifier_missing"] = True
     metadata = data.get("score_metadata")
@@ -279,7 +253,7 @@ def score_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
         "scored_expectation": ("scored_expectation", _json),
         "scorer_identifier_hash": None,
     }
-    return _reader(schema, "ScoreEntries", known, finish=_score_finish)
+    return _reader(schema, "ScoreEntries", known, finish=lambda data: _score_finish(data, ids))
 
 
 def scorable_content_reader(schema: Schema) -> TableReader:
@@ -412,6 +386,8 @@ class VerbatimReader:
         key = sorted((row[5], row[1]) for row in info if row[5])
         self.key = [name for _, name in key]
         self.revision = revision or ""
+        #: False for a ``WITHOUT ROWID`` table (read whole, in primary-key order)
+        self.has_rowid = True
         self.select = ", ".join(f'"{column}"' for column in self.columns)
 
     def to_dict(self, rowid: Any, values: Sequence[Any]) -> dict[str, Any]:

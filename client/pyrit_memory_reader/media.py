@@ -1,4 +1,4 @@
-"""Match media files found under the import's media root to the values naming them (contract §13).
+"""PyRIT's media values, and the files under a media root that they name (contract §13).
 
 PyRIT keeps media bytes beside its database (``dbdata/prompt-memory-entries/…`` and
 ``dbdata/seed-prompt-entries/…``) and stores their location strings — paths on the machine
@@ -20,8 +20,78 @@ import os
 import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from memory.models.media import MARKERS, media_key, media_suffix
+#: PyRIT's results folders: a media value's path after one of them identifies the file.
+MARKERS = ("prompt-memory-entries/", "seed-prompt-entries/")
+
+#: Data types whose value is a path/URI to a file rather than content (contract §1, §13).
+MEDIA_DATA_TYPES = frozenset({"image_path", "audio_path", "video_path", "binary_path"})
+
+
+def is_media_value(data_type: str, value: str) -> bool:
+    """True when ``value`` of ``data_type`` names a file (``url`` only when not http(s))."""
+    if data_type in MEDIA_DATA_TYPES:
+        return True
+    return data_type == "url" and not value.startswith(("http://", "https://"))
+
+
+def media_key(location: str) -> str:
+    """The file name of a PyRIT media location (``/``, ``\\`` or URL paths): the match key.
+
+    Only ever used as a lookup string; nothing here touches the filesystem.
+    """
+    # Strip: YAML block scalars leave a trailing newline on paths.
+    path = location.strip().split("?", 1)[0].replace("\\", "/")
+    return path.rstrip("/").rsplit("/", 1)[-1][:255]
+
+
+def media_suffix(location: str) -> str | None:
+    """The part after PyRIT's results folder marker (``images/1732.png``), if present."""
+    path = location.strip().split("?", 1)[0].replace("\\", "/")
+    for marker in MARKERS:
+        cut = path.rfind(marker)
+        if cut >= 0:
+            return path[cut:]
+    return None
+
+
+def locations_match(a: str, b: str) -> bool:
+    """Contract §13 rules (a)/(b): same path after the results folder marker when both have
+    one, else the same file name."""
+    suffix_a, suffix_b = media_suffix(a), media_suffix(b)
+    if suffix_a is not None and suffix_b is not None:
+        return suffix_a == suffix_b
+    return media_key(a) == media_key(b)
+
+
+def payload_media_values(payload: dict[str, Any]) -> list[tuple[str, str | None]]:
+    """``(value, recorded SHA-256)`` of every media value of a payload as
+    :mod:`~pyrit_memory_reader.chunks` builds it: pieces' original and converted values (a
+    piece without a converted value shows its original), seeds' values."""
+    found: list[tuple[str, str | None]] = []
+    for piece in payload.get("message_pieces") or ():
+        original_type = piece.get("original_value_data_type") or ""
+        original = piece.get("original_value")
+        converted = piece.get("converted_value")
+        if converted is None:
+            converted = original
+        converted_type = piece.get("converted_value_data_type") or original_type
+        for value, data_type, sha in (
+            (original, original_type, piece.get("original_value_sha256")),
+            (converted, converted_type, piece.get("converted_value_sha256")),
+        ):
+            if isinstance(value, str) and value and is_media_value(data_type, value):
+                found.append((value, sha if isinstance(sha, str) else None))
+    seeds = list(payload.get("seeds") or ())
+    for group in payload.get("seed_groups") or ():
+        seeds.extend(group.get("seeds") or ())
+    for seed in seeds:
+        value, sha = seed.get("value"), seed.get("value_sha256")
+        if isinstance(value, str) and value and is_media_value(seed.get("data_type") or "", value):
+            found.append((value, sha if isinstance(sha, str) else None))
+    return found
+
 
 #: Extensions PyRIT writes or reads as media (contract §8.2, §13); outside PyRIT's own results
 #: folders only these are listed.
