@@ -20,6 +20,7 @@ from memory.review import (
 
 urlpatterns = [
     path("", home.home, name="home"),
+    path("push/", home.push_guide, name="push-guide"),
     path("attacks/", lists.attack_list, name="attack-list"),
     path("attacks/verdicts/", verdicts.verdicts_bulk, name="attack-verdicts-bulk"),
     path("conversations/", lists.conversation_list, name="conversation-list"),

@@ -105,7 +105,7 @@ def test_a_user_with_no_group_reads_no_memory(member):
 #: upload endpoints grant nothing to a GET, whoever asks: permissions are checked before the
 #: method, so a GET is refused like any method they do not define.
 WRITE_ONLY = {"api-ingest", "api-media"}
-IMPORTS = {"import-list", "import-detail", "import-status"}
+IMPORTS = {"import-list", "import-detail", "import-status", "push-guide"}
 #: Creating and changing review queues is the leads' (``queue-resolve`` is a POST: 405).
 QUEUE_WRITES = {"queue-create", "queue-edit"}
 #: Pages that write findings and operations (reviewers, leads and the ingest group may).
