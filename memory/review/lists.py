@@ -393,6 +393,8 @@ OPTIONAL_ATTACK_COLUMNS: dict[str, Column] = {
     "target": Column("Target", "col-target"),
     "operator": Column("Operator", "col-operator"),
     "scenario": Column("Scenario", "col-scenario"),
+    "converters": Column("Converters", "col-converters"),
+    "messages": Column("Messages", "num col-messages"),
     "turns": Column(
         "Turns", "num col-turns", (("turns", "Turns", True), ("duration", "Duration", True))
     ),
@@ -404,6 +406,20 @@ ATTACK_COLUMNS = [
     *FIXED_ATTACK_COLUMNS,
     *(OPTIONAL_ATTACK_COLUMNS[key] for key in DEFAULT_ATTACK_COLUMNS),
 ]
+
+
+def _extra_columns(rows: list[AttackResult], shown: list[str]) -> None:
+    """What the optional columns that need a query of their own show (one query each, only
+    when the column is shown)."""
+    conversation_pks = [row.conversation_id for row in rows]
+    if "converters" in shown:
+        chains = selectors.converter_chains(conversation_pks=conversation_pks)
+        for row in rows:
+            row.converter_chain = chains.get(row.conversation_id, [])
+    if "messages" in shown:
+        counts = selectors.message_counts(conversation_pks=conversation_pks)
+        for row in rows:
+            row.message_count = counts.get(row.conversation_id, 0)
 
 
 def shown_attack_columns(user) -> list[str]:
@@ -483,6 +499,8 @@ def attack_list(request: HttpRequest) -> HttpResponse:
     params = request.GET
     can_bulk = request.user.has_perm(VERDICT_PERMISSION)
     shown = shown_attack_columns(request.user)
+    if page is not None and page.rows:
+        _extra_columns(page.rows, shown)
     columns = [*FIXED_ATTACK_COLUMNS, *(OPTIONAL_ATTACK_COLUMNS[key] for key in shown)]
     if can_bulk:
         columns = [SELECT_COLUMN, *columns]

@@ -311,6 +311,37 @@ def scenario_collection_outcomes(*, scenario_id: uuid.UUID) -> dict[str, Outcome
     return counts
 
 
+def converter_chains(*, conversation_pks: Iterable[int]) -> dict[int, list[str]]:
+    """The converter classes each conversation's prompts went through, in chain order and
+    without repeats (one query)."""
+    rows = (
+        PieceConverter.objects.filter(
+            piece__message__conversation_id__in=list(conversation_pks),
+            piece__message__role=ChatMessageRole.USER,
+        )
+        .order_by("piece__message__conversation_id", "position", "identifier__class_name")
+        .values_list("piece__message__conversation_id", "identifier__class_name")
+        .distinct()
+    )
+    chains: dict[int, list[str]] = {}
+    for conversation_pk, class_name in rows:
+        chain = chains.setdefault(conversation_pk, [])
+        if class_name not in chain:
+            chain.append(class_name)
+    return chains
+
+
+def message_counts(*, conversation_pks: Iterable[int]) -> dict[int, int]:
+    """How many messages each conversation holds (one grouped query)."""
+    return dict(
+        Message.objects.filter(conversation_id__in=list(conversation_pks))
+        .values("conversation_id")
+        .annotate(n=Count("pk"))
+        .values_list("conversation_id", "n")
+        .order_by()
+    )
+
+
 def conversations_without_attack() -> QuerySet[Conversation]:
     """Conversations that are no attack's main conversation."""
     return Conversation.objects.filter(

@@ -113,3 +113,34 @@ def test_columns_are_chosen_per_user_and_read_without_a_query(viewer, viewer_cli
     assert '<td class="col-operator" data-label="Operator">alice</td>' in html
     assert f'href="/scenarios/{scenario.pk}/">nightly</a>' in html
     assert 'class="col-target"' not in html
+
+
+def test_the_converter_and_message_columns_cost_one_query_each_when_shown(viewer, viewer_client):
+    from tests.factories import (
+        make_conversation,
+        make_identifier,
+        make_message,
+        make_piece,
+        make_piece_converter,
+    )
+    from tests.queries import get_counted
+
+    conversation = make_conversation()
+    prompt = make_piece(make_message(conversation, 0, "user"), "aGk=")
+    make_piece_converter(prompt, make_identifier("Base64Converter"), position=0)
+    make_piece_converter(prompt, make_identifier("ROT13Converter"), position=1)
+    make_piece(make_message(conversation, 1, "assistant"), "ok")
+    make_attack(conversation)
+    before, _ = get_counted(viewer_client, "/attacks/")
+
+    viewer_client.post(
+        "/preferences/attack-columns/", {"columns": ["converters", "messages"], "next": "/"}
+    )
+    client = logged_in(viewer)
+    after, response = get_counted(client, "/attacks/")
+
+    html = response.content.decode()
+    assert after == before + 2
+    assert _headers(html) == ["Outcome", "Objective", "Converters", "Messages"]
+    assert html.index(">Base64Converter</a>") < html.index(">ROT13Converter</a>")
+    assert '<td class="num col-messages" data-label="Messages">2</td>' in html
