@@ -313,6 +313,11 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "PromptDataTypeEnum": "redteam.core.choices.PromptDataType",
         "ChatMessageRoleEnum": "redteam.core.choices.ChatMessageRole",
+        # Fields of the same name with different choices in different endpoints.
+        "ScoreStatusEnum": "redteam.core.choices.ScoreStatus",
+        "FindingStatusEnum": "memory.models.findings.FindingStatus",
+        "SeedGroupKindEnum": "seeds.choices.SeedGroupKind",
+        "EvidenceKindEnum": "memory.models.findings.EvidenceKind",
     },
 }
 
