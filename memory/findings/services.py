@@ -66,7 +66,13 @@ def _text(value: str | None, path: str, problems: list[Problem], *, required: bo
 
 def _strings(values: Sequence[str] | None, path: str, problems: list[Problem]) -> list[str]:
     cleaned: list[str] = []
-    for index, value in enumerate(values or ()):
+    if values is None:
+        return cleaned
+    if not isinstance(values, list | tuple):
+        # A client's JSON may hold anything here: a clear problem, never a 500.
+        problems.append(Problem(path, "must be a list of strings"))
+        return cleaned
+    for index, value in enumerate(values):
         if not isinstance(value, str):
             problems.append(Problem(f"{path}[{index}]", "must be a string"))
             continue

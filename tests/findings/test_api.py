@@ -117,3 +117,21 @@ def test_operations_and_reports_over_the_api(build, reviewer, viewer):
     assert report.json()["snapshot"]["executive"]["total"]["attacks"] == 1
     assert logged_in(viewer).post("/api/v1/reports/", {}).status_code == 403
     assert logged_in(viewer).get("/api/v1/reports/").status_code == 200
+
+
+@pytest.mark.parametrize("target_systems", [True, "one string", 42])
+def test_target_systems_that_are_not_a_list_are_a_400_not_a_500(reviewer, target_systems):
+    """Found by the API fuzzing: a boolean here was a TypeError deep in the service."""
+    from memory.findings.services import operation_save
+    from redteam.core.errors import InvalidMemory
+
+    client = logged_in(reviewer)
+    response = client.post(
+        "/api/v1/operations/",
+        {"name": "op", "target_systems": target_systems},
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert "target_systems" in response.content.decode()
+    with pytest.raises(InvalidMemory, match="target_systems: must be a list of strings"):
+        operation_save(operation=None, actor=reviewer, name="op", target_systems=target_systems)

@@ -29,6 +29,9 @@ class UserField(serializers.SlugRelatedField):
 
 class OperationSerializer(serializers.ModelSerializer):
     members = UserField(many=True, required=False)
+    target_systems = serializers.ListField(
+        child=serializers.CharField(max_length=255, allow_blank=True), required=False
+    )
     attack_query = serializers.SerializerMethodField(
         help_text="The attack-list / stats filter parameters of the rule, as a query string."
     )
