@@ -135,3 +135,14 @@ def test_target_systems_that_are_not_a_list_are_a_400_not_a_500(reviewer, target
     assert "target_systems" in response.content.decode()
     with pytest.raises(InvalidMemory, match="target_systems: must be a list of strings"):
         operation_save(operation=None, actor=reviewer, name="op", target_systems=target_systems)
+
+
+def test_a_member_name_with_a_nul_is_a_400_on_every_database(reviewer):
+    """Found by the API fuzzing on PostgreSQL, which refuses NUL even in a look-up."""
+    response = logged_in(reviewer).post(
+        "/api/v1/operations/",
+        {"name": "op", "members": ["ri\x00ta"]},
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert "members" in response.json()

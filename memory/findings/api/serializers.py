@@ -26,6 +26,13 @@ class UserField(serializers.SlugRelatedField):
     def __init__(self, **kwargs):
         super().__init__(slug_field="username", queryset=get_user_model().objects.all(), **kwargs)
 
+    def to_internal_value(self, data):
+        # No user name holds a NUL, and PostgreSQL refuses one even in a look-up: say so
+        # the same way on both databases instead of failing inside the query.
+        if isinstance(data, str) and "\x00" in data:
+            self.fail("does_not_exist", slug_name=self.slug_field, value=data)
+        return super().to_internal_value(data)
+
 
 class OperationSerializer(serializers.ModelSerializer):
     members = UserField(many=True, required=False)
