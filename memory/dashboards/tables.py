@@ -16,7 +16,7 @@ from typing import Any
 from memory.dashboards.widgets import DashboardRequest
 from memory.storage import aggregates as ag
 from redteam.core.downloads import csv_safe
-from redteam.core.stats import OutcomeCounts, bin_bounds
+from redteam.core.stats import OutcomeCounts, bin_bounds, percent_text
 
 
 @dataclass(frozen=True)
@@ -59,11 +59,6 @@ class Table:
         return out.getvalue()
 
 
-def pct(value: float | None) -> str:
-    """A rate as a percentage with one decimal ("41.2 %"), or an en dash."""
-    return "–" if value is None else f"{value * 100:.1f} %"
-
-
 def count(value: int, href: str | None = None, *, title: str = "") -> Cell:
     return Cell(value, f"{value:,}", href if value else None, title=title)
 
@@ -95,9 +90,9 @@ def count_cells(request: DashboardRequest, counts: OutcomeCounts, params: ag.Par
         count(counts.undetermined, link("undetermined")),
         count(counts.errors, link("error")),
         count(counts.n, link("success", "failure")),
-        Cell(counts.asr, pct(counts.asr), link("success") if counts.successes else None),
-        Cell(counts.ci_low, pct(counts.ci_low)),
-        Cell(counts.ci_high, pct(counts.ci_high)),
+        Cell(counts.asr, percent_text(counts.asr), link("success") if counts.successes else None),
+        Cell(counts.ci_low, percent_text(counts.ci_low)),
+        Cell(counts.ci_high, percent_text(counts.ci_high)),
         Cell(
             counts.low_n,
             "low n" if counts.low_n else "",
@@ -121,9 +116,9 @@ def headline_table(request: DashboardRequest, headline: ag.Headline) -> Table:
         ("undetermined", count(c.undetermined, request.attacks_url((), ("undetermined",)))),
         ("errors", count(c.errors, request.attacks_url((), ("error",)))),
         ("n (decided)", count(c.n, request.attacks_url((), ("success", "failure")))),
-        ("ASR", Cell(c.asr, pct(c.asr))),
-        ("95 % CI low", Cell(c.ci_low, pct(c.ci_low))),
-        ("95 % CI high", Cell(c.ci_high, pct(c.ci_high))),
+        ("ASR", Cell(c.asr, percent_text(c.asr))),
+        ("95 % CI low", Cell(c.ci_low, percent_text(c.ci_low))),
+        ("95 % CI high", Cell(c.ci_high, percent_text(c.ci_high))),
         (
             "attacks with a human verdict",
             count(headline.human_reviewed, request.attacks_url((("has_human_verdict", "true"),))),
@@ -293,8 +288,8 @@ def agreement_tables(
             [
                 Cell(item.scorer, item.scorer),
                 count(a.n),
-                Cell(a.observed, pct(a.observed)),
-                Cell(a.expected, pct(a.expected)),
+                Cell(a.observed, percent_text(a.observed)),
+                Cell(a.expected, percent_text(a.expected)),
                 Cell(a.kappa, "undefined" if a.kappa is None else f"{a.kappa:.3f}"),
             ]
         )

@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.http import urlencode
 
 from memory.dashboards import charts
-from memory.dashboards.tables import TABLE_WIDGETS, pct, tables_for
+from memory.dashboards.tables import TABLE_WIDGETS, tables_for
 from memory.dashboards.widgets import (
     LATE_PARTS,
     LATE_WIDGETS,
@@ -31,6 +31,7 @@ from memory.storage.aggregates import (
 from memory.storage.selectors import attack_filter_options
 from redteam.core.downloads import as_attachment, file_stamp
 from redteam.core.forms import datetime_input_value
+from redteam.core.stats import percent_text
 
 VIEW_PERMISSION = "memory.view_attackresult"
 
@@ -111,7 +112,7 @@ def matrix_view(
     return {
         "scorer": item.scorer,
         "n": a.n,
-        "observed": pct(a.observed),
+        "observed": percent_text(a.observed),
         "kappa": a.kappa,
         "categories": a.categories,
         "rows": rows,
@@ -170,8 +171,10 @@ def widget_context(dash: DashboardRequest, built: dict[str, Any]) -> dict[str, A
             {
                 "headline": built["headline"],
                 "asr_card": {
-                    "value": pct(counts.asr),
-                    "ci": f"{pct(counts.ci_low)} – {pct(counts.ci_high)}" if counts.n else "–",
+                    "value": percent_text(counts.asr),
+                    "ci": f"{percent_text(counts.ci_low)} – {percent_text(counts.ci_high)}"
+                    if counts.n
+                    else "–",
                     "href": dash.attacks_url((), ("success", "failure")),
                 },
                 "stats": [

@@ -27,6 +27,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from memory.transfer.shapes import PIECE_KEYS, SCORE_KEYS
+
 #: The lossless document's keys per object kind: what Redline's export writes (the read API's
 #: serializers), PyRIT 1.2's columns Redline keeps in ``extra`` included. Used to list what a
 #: profile drops; a test checks exports emit nothing else.
@@ -38,50 +40,9 @@ REDLINE_KEYS: dict[str, tuple[str, ...]] = {
         "pyrit_version",
         "attack_result_id",
     ),
-    "piece": (
-        "id",
-        "role",
-        "conversation_id",
-        "sequence",
-        "timestamp",
-        "labels",
-        "targeted_harm_categories",
-        "prompt_metadata",
-        "converter_identifiers",
-        "prompt_target_identifier",
-        "attack_identifier",
-        "scorer_identifier",
-        "original_value_data_type",
-        "original_value",
-        "original_value_sha256",
-        "converted_value_data_type",
-        "converted_value",
-        "converted_value_sha256",
-        "response_error",
-        "originator",
-        "original_prompt_id",
-        "pyrit_version",
-        "scores",
-        "media",
-    ),
-    "score": (
-        "id",
-        "score_value",
-        "status",
-        "score_value_description",
-        "score_type",
-        "score_category",
-        "score_rationale",
-        "score_metadata",
-        "scorer_class_identifier",
-        "message_piece_id",
-        "scorable",
-        "timestamp",
-        "objective",
-        "scored_expectation",
-        "is_intermediate",
-        "pyrit_version",
-    ),
+    "piece": PIECE_KEYS,
+    # PyRIT 1.2's ``is_intermediate`` arrives as an unknown key and is kept in ``extra``.
+    "score": (*SCORE_KEYS, "is_intermediate"),
     "scorable_content": ("id", "value", "value_sha256", "data_type", "timestamp"),
     "attack_result": (
         "attack_result_id",
@@ -318,31 +279,9 @@ _SEEDS_110 = {
 
 # --- PyRIT 0.12.1 (plain classes and dataclasses: the constructors' keyword arguments) ----------
 
-#: ``models/message_piece.py`` ``MessagePiece.__init__`` in ``to_dict()`` order (scores embedded).
-_PIECE_012 = (
-    "id",
-    "role",
-    "conversation_id",
-    "sequence",
-    "timestamp",
-    "labels",
-    "targeted_harm_categories",
-    "prompt_metadata",
-    "converter_identifiers",
-    "prompt_target_identifier",
-    "attack_identifier",
-    "scorer_identifier",
-    "original_value_data_type",
-    "original_value",
-    "original_value_sha256",
-    "converted_value_data_type",
-    "converted_value",
-    "converted_value_sha256",
-    "response_error",
-    "originator",
-    "original_prompt_id",
-    "scores",
-)
+#: ``models/message_piece.py`` ``MessagePiece.__init__`` in ``to_dict()`` order (scores embedded):
+#: the lossless piece without what 1.x added (``pyrit_version``) and Redline's ``media``.
+_PIECE_012 = tuple(k for k in PIECE_KEYS if k not in ("pyrit_version", "media"))
 #: ``models/score.py`` ``Score.__init__`` in ``to_dict()`` order.
 _SCORE_012 = (
     "id",
