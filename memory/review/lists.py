@@ -348,7 +348,7 @@ def _list_response(
     return response
 
 
-def _run_list(
+def run_list(
     request: HttpRequest,
     *,
     filterset_class: type[django_filters.FilterSet],
@@ -468,7 +468,7 @@ def attack_list(request: HttpRequest) -> HttpResponse:
         return _attack_table(request)
     if needs_cleanup(request):
         return HttpResponseRedirect(canonical_url(request))
-    filterset, page, sort, errors = _run_list(
+    filterset, page, sort, errors = run_list(
         request,
         filterset_class=AttackResultFilter,
         base=AttackResult.objects.all(),
@@ -643,7 +643,7 @@ def conversation_list(request: HttpRequest) -> HttpResponse:
     """
     if needs_cleanup(request):
         return HttpResponseRedirect(canonical_url(request))
-    filterset, page, sort, errors = _run_list(
+    filterset, page, sort, errors = run_list(
         request,
         filterset_class=ConversationFilter,
         base=selectors.conversations_without_attack(),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from django.contrib.auth.decorators import login_required, permission_required
-from django.db.models import Count
+from django.db.models import Count, F
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404, render
 from django.urls import reverse
@@ -19,25 +19,24 @@ from django.utils.http import urlencode
 
 from memory.models import ScenarioResult
 from memory.review.lists import (
-    COUNT_CAP,
-    PER_PAGE,
     When,
     active_filters,
     camel_wrap,
     canonical_url,
-    filter_errors,
     format_duration,
     needs_cleanup,
     pagination_context,
+    run_list,
 )
 from memory.review.thread import IdentNode, identifier_rows
 from memory.storage.filters import ScenarioResultFilter
 from memory.storage.selectors import scenario_collection_outcomes, scenario_outcomes
 from redteam.core.choices import ScenarioRunState
-from redteam.core.pagination import paginate
 from redteam.core.stats import OutcomeCounts, rate_text
 
 VIEW_PERMISSION = "memory.view_scenarioresult"
+#: The one sort of the run list: newest first.
+RUN_SORTS = {"created": (F("creation_time"), False)}
 
 #: Run states that mean the run is over.
 FINISHED = {ScenarioRunState.COMPLETED, ScenarioRunState.FAILED, ScenarioRunState.CANCELLED}
@@ -83,24 +82,17 @@ def scenario_list(request: HttpRequest) -> HttpResponse:
     """
     if needs_cleanup(request):
         return HttpResponseRedirect(canonical_url(request))
-    filterset = ScenarioResultFilter(
-        request.GET, queryset=ScenarioResult.objects.all(), request=request
+    filterset, page, _, errors = run_list(
+        request,
+        filterset_class=ScenarioResultFilter,
+        base=ScenarioResult.objects.all(),
+        sorts=RUN_SORTS,
+        default_sort="-created",
+        load=lambda pks: ScenarioResult.objects.filter(pk__in=pks).select_related(
+            "objective_target_identifier", "objective_scorer_identifier"
+        ),
     )
-    errors = [] if filterset.is_valid() else filter_errors(filterset)
-    page = None
-    if not errors:
-        page = paginate(
-            filterset.qs.order_by("-creation_time", "-pk"),
-            page=request.GET.get("page"),
-            load=lambda pks: (
-                ScenarioResult.objects.filter(pk__in=pks)
-                .select_related("objective_target_identifier", "objective_scorer_identifier")
-                .order_by("-creation_time", "-pk")
-            ),
-            per_page=PER_PAGE,
-            cap=COUNT_CAP,
-            count_all=request.GET.get("count") == "all",
-        )
+    if page is not None:
         counts = scenario_outcomes(scenario_ids=[run.pk for run in page.rows])
         attack_list = reverse("attack-list")
         page.rows = [
