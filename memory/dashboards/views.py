@@ -48,6 +48,10 @@ SIDEBAR_FILTERS = (
 )
 
 
+#: The identifier choices the side panel offers (attack class, target model).
+DASHBOARD_ROLES = ("attack", "target")
+
+
 def _active_filters(request: DashboardRequest) -> list[dict[str, str]]:
     """Every filter in effect, as removable chips."""
     return [
@@ -243,7 +247,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     dash = DashboardRequest.from_query(request.GET)
     context: dict[str, Any] = {
         "dash": dash,
-        "choices": attack_filter_options(),
+        "choices": attack_filter_options(roles=DASHBOARD_ROLES),
         "axis_choices": [(name, DIMENSIONS[name].title) for name in AXIS_DIMENSIONS],
         "trend_choices": [(name, DIMENSIONS[name].title) for name in TREND_SPLITS],
         **_form_state(dash),

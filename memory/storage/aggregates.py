@@ -32,6 +32,8 @@ from django.db.models import (
     ExpressionWrapper,
     F,
     IntegerField,
+    Max,
+    Min,
     OuterRef,
     Q,
     QuerySet,
@@ -104,6 +106,9 @@ class Scope:
     attacks: QuerySet
     source: Source = Source.AUTOMATED
     params: Params = ()
+    #: What several widgets of one request read alike (:func:`attack_facts`, identifier
+    #: names), kept for this scope object only: each request starts from the database.
+    memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def outcome(self) -> Expression:
@@ -315,6 +320,97 @@ def _name(dimension: Dimension, key: Any, names: dict[int, dict[str, Any]]) -> A
     return names[key][dimension.resolve]
 
 
+# --- one pass for the attack-level widgets -------------------------------------------------------
+
+#: Dimensions counted from :func:`attack_facts` instead of a grouping of their own, with the
+#: fact field holding each one's identifier id.
+FACT_FIELDS = {"attack_class": "strategy", "target_model": "target", "scorer": "scorer"}
+
+
+@dataclass(frozen=True)
+class AttackFact:
+    """How many attacks of the scope share one combination of the narrow keys that the
+    attack-level widgets group by: identifier ids (attack, atomic attack, objective target,
+    scorer of the last score) and both outcomes."""
+
+    strategy: int | None
+    atomic: int | None
+    target: int | None
+    scorer: int | None
+    outcome: str
+    human: str | None
+    count: int
+
+    def out(self, source: Source) -> str:
+        """The outcome ``source`` counts (as :func:`outcome_expression` computes it in SQL)."""
+        if source == Source.HUMAN and self.human is not None:
+            return self.human
+        return self.outcome
+
+
+def attack_facts(scope: Scope) -> list[AttackFact]:
+    """The scope's attacks grouped by every key of :class:`AttackFact`. One query, run once
+    per scope: the headline, the attack-class, target and scorer breakdowns, the heat map over
+    them, the eval-hash groups and the verdict agreement are all sums over its rows.
+
+    Its rows are the identifier combinations in use times their outcomes, a few thousand at
+    100,000 attacks, where each of those widgets grouping on its own scanned every attack again
+    (docs/dashboards.md → Performance).
+    """
+    if "facts" not in scope.memo:
+        rows = (
+            scope.attacks.values(
+                strategy=id_key("attack_identifier_id"),
+                atomic=id_key("atomic_attack_identifier_id"),
+                target=id_key(DIMENSIONS["target_model"].path),
+                scorer=id_key(DIMENSIONS["scorer"].path),
+                outcome_=F("outcome"),
+                human=F("human_outcome"),
+            )
+            .annotate(count=Count("*"))
+            .order_by()
+        )
+        scope.memo["facts"] = [
+            AttackFact(
+                strategy=row["strategy"],
+                atomic=row["atomic"],
+                target=row["target"],
+                scorer=row["scorer"],
+                outcome=row["outcome_"],
+                human=row["human"],
+                count=row["count"],
+            )
+            for row in rows
+        ]
+    return scope.memo["facts"]
+
+
+def fact_names(scope: Scope) -> dict[int, dict[str, Any]]:
+    """:func:`identifier_names` of every identifier in :func:`attack_facts`. One query, once per
+    scope."""
+    if "fact_names" not in scope.memo:
+        scope.memo["fact_names"] = identifier_names(
+            i
+            for fact in attack_facts(scope)
+            for i in (fact.strategy, fact.atomic, fact.target, fact.scorer)
+        )
+    return scope.memo["fact_names"]
+
+
+def _fact_counts(scope: Scope, dimensions: tuple[Dimension, ...]) -> dict[Any, OutcomeCounts]:
+    """Outcome counts per name of ``dimensions`` (a tuple of names for several), from the facts."""
+    facts, names = attack_facts(scope), fact_names(scope)
+    counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+    for fact in facts:
+        keys = tuple(
+            _name(dimension, getattr(fact, FACT_FIELDS[dimension.name]), names)
+            for dimension in dimensions
+        )
+        key = keys[0] if len(keys) == 1 else keys
+        counts[key] = counts[key].with_outcome(fact.out(scope.source), fact.count)
+    return dict(counts)
+
+
 @dataclass(frozen=True)
 class Breakdown:
     """Success rates of one dimension's groups (sorted: highest rate first, undecided last)."""
@@ -411,9 +507,14 @@ class Volume:
 
 
 def outcome_totals(scope: Scope) -> OutcomeCounts:
-    """Outcome counts of the whole scope. One query."""
-    rows = scope.attacks.values(out=scope.outcome).annotate(count=Count("*")).order_by()
+    """Outcome counts of the whole scope. One query, none when the scope's
+    :func:`attack_facts` are already read."""
     total = OutcomeCounts()
+    if "facts" in scope.memo:
+        for fact in attack_facts(scope):
+            total = total.with_outcome(fact.out(scope.source), fact.count)
+        return total
+    rows = scope.attacks.values(out=scope.outcome).annotate(count=Count("*")).order_by()
     for row in rows:
         total = total.with_outcome(row["out"], row["count"])
     return total
@@ -444,11 +545,13 @@ def scope_scores(scope: Scope) -> QuerySet:
 
 
 def headline(scope: Scope) -> Headline:
-    """Attacks by outcome and attacks with a human verdict. Two queries."""
-    return Headline(
-        counts=outcome_totals(scope),
-        human_reviewed=scope.attacks.filter(human_outcome__isnull=False).count(),
-    )
+    """Attacks by outcome and attacks with a human verdict. Two queries, each reading one
+    small index, or none once the scope has read its :func:`attack_facts`."""
+    if "facts" in scope.memo:
+        reviewed = sum(fact.count for fact in attack_facts(scope) if fact.human is not None)
+    else:
+        reviewed = scope.attacks.filter(human_outcome__isnull=False).count()
+    return Headline(counts=outcome_totals(scope), human_reviewed=reviewed)
 
 
 def volume(scope: Scope) -> Volume:
@@ -498,8 +601,9 @@ def volume(scope: Scope) -> Volume:
 def breakdown(scope: Scope, name: str, *, label_key: str | None = None) -> Breakdown:
     """Success rate per group of dimension ``name``.
 
-    Two queries (grouping, then identifier names or outcome totals; one for harm categories,
-    three for converters). The label dimension groups by the value of label ``label_key``.
+    Attack class, target model and scorer are sums over :func:`attack_facts` (two queries,
+    none once the scope has read them); harm categories one query, seed datasets two, labels
+    three, converters three. The label dimension groups by the value of label ``label_key``.
     """
     dimension = DIMENSIONS[name]
     if name == "dataset":
@@ -510,6 +614,9 @@ def breakdown(scope: Scope, name: str, *, label_key: str | None = None) -> Break
         return _converter_breakdown(scope, dimension)
     if name == "label":
         return _label_breakdown(scope, dimension, label_key)
+    if name in FACT_FIELDS:
+        counts = _fact_counts(scope, (dimension,))
+        return Breakdown(dimension, _build_groups(scope, dimension, counts, label_key), label_key)
     rows = list(
         _grouping_source(scope, [dimension])
         .values(key=dimension.expression(label_key), out=scope.outcome)
@@ -659,22 +766,20 @@ def eval_hash_breakdown(scope: Scope) -> Breakdown:
     one there) and of its attack identifier's (when it carries one), exactly as the filter's
     ``eval_hash`` matches either. Each group lists its concrete identifiers (``members``:
     hash, class, targets, counts), each selecting its attacks with ``identifier=<hash>``.
-    Two queries: counts per identifier pair and target, then the identifiers.
+    Sums over :func:`attack_facts` and their identifiers (two queries, none once read).
     """
     dimension = DIMENSIONS["eval_hash"]
-    rows = list(
-        scope.attacks.values(
-            atomic=id_key("atomic_attack_identifier_id"),
-            strategy=id_key("attack_identifier_id"),
-            target=id_key("conversation__target_identifier_id"),
-            out=scope.outcome,
-        )
-        .annotate(count=Count("*"))
-        .order_by()
-    )
-    names = identifier_names(
-        i for row in rows for i in (row["atomic"], row["strategy"], row["target"])
-    )
+    rows = [
+        {
+            "atomic": fact.atomic,
+            "strategy": fact.strategy,
+            "target": fact.target,
+            "out": fact.out(scope.source),
+            "count": fact.count,
+        }
+        for fact in attack_facts(scope)
+    ]
+    names = fact_names(scope)
 
     def eval_of(identifier_id: int | None) -> str | None:
         return names[identifier_id]["eval_hash"] if identifier_id in names else None
@@ -773,10 +878,22 @@ class HeatMap:
 
 def heatmap(scope: Scope, rows: str, cols: str, *, label_key: str | None = None) -> HeatMap:
     """Success rate for every combination of two dimensions. Two queries (one without an
-    identifier-based axis)."""
+    identifier-based axis); between attack class, target model and scorer, sums over
+    :func:`attack_facts` (none once the scope has read them)."""
     if rows not in AXIS_DIMENSIONS or cols not in AXIS_DIMENSIONS:
         raise ValueError(f"heat map axes must be among {AXIS_DIMENSIONS}")
     row_dim, col_dim = DIMENSIONS[rows], DIMENSIONS[cols]
+    if rows in FACT_FIELDS and cols in FACT_FIELDS:
+        counts = _fact_counts(scope, (row_dim, col_dim))
+    else:
+        counts = _heat_counts(scope, row_dim, col_dim, label_key)
+    return _place_cells(scope, row_dim, col_dim, counts, label_key)
+
+
+def _heat_counts(
+    scope: Scope, row_dim: Dimension, col_dim: Dimension, label_key: str | None
+) -> dict[tuple[Any, Any], OutcomeCounts]:
+    """Counts per (row name, column name) from a grouping of their own."""
     data = list(
         _grouping_source(scope, [row_dim, col_dim])
         .values(
@@ -797,6 +914,17 @@ def heatmap(scope: Scope, rows: str, cols: str, *, label_key: str | None = None)
     for r in data:
         key = (_name(row_dim, r["row"], names), _name(col_dim, r["col"], names))
         counts[key] = counts[key].with_outcome(r["out"], r["count"])
+    return dict(counts)
+
+
+def _place_cells(
+    scope: Scope,
+    row_dim: Dimension,
+    col_dim: Dimension,
+    counts: dict[tuple[Any, Any], OutcomeCounts],
+    label_key: str | None,
+) -> HeatMap:
+    """The heat map of ``counts``, leaving out the groups the scope's filters cannot link."""
     cells: dict[tuple[Any, Any], HeatCell] = {}
     row_totals: dict[Any, int] = defaultdict(int)
     col_totals: dict[Any, int] = defaultdict(int)
@@ -890,8 +1018,11 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
     attacks span at most ``AUTO_HOURS_UP_TO``, weeks when they span more than
     ``AUTO_WEEKS_AFTER_DAYS`` days, days in between). ``split`` ("attack_class" or
     "target_model") adds one series per group. Periods without attacks between the first and
-    the last are included (zero volume, no rate). One query (two with ``split``): counts
-    per day, or per hour for "hour" and "auto", folded into longer periods here.
+    the last are included (zero volume, no rate). One query, counts per day (per hour for
+    "hour"), folded into longer periods here; "auto" first reads the first and last attack's
+    time, and counts per hour only when that span asks for hours (grouping 100,000 attacks by
+    hour and folding the hours cost 4× as much as grouping by day). With ``split``, one more
+    for the series' names unless the scope has read its :func:`attack_facts`.
     """
     if period not in PERIODS:
         raise ValueError("period must be 'auto', 'hour', 'day' or 'week'")
@@ -899,7 +1030,9 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
         raise ValueError(f"split must be one of {TREND_SPLITS}")
     tz = timezone.get_current_timezone()
     dimension = DIMENSIONS[split] if split else None
-    hourly = period in ("auto", "hour")
+    if period == "auto":
+        period = _auto_period(scope, tz)
+    hourly = period == "hour"
     values: dict[str, Any] = {
         "start": _hour(scope, tz) if hourly else _day(scope, tz),
         "out": scope.outcome,
@@ -907,26 +1040,23 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
     if dimension:
         values["series"] = dimension.expression()
     rows = list(scope.attacks.values(**values).annotate(count=Count("*")).order_by())
-    names = identifier_names(r["series"] for r in rows) if dimension else {}
+    names: dict[int, dict[str, Any]] = {}
+    if dimension and "facts" in scope.memo:
+        names = fact_names(scope)  # the series are attack-class or target identifiers
+    elif dimension:
+        names = identifier_names(r["series"] for r in rows)
     for row in rows:
         if isinstance(row["start"], str):
             row["start"] = timezone.make_aware(datetime.fromisoformat(row["start"]), tz)
         if dimension:
             row["series"] = _name(dimension, row["series"], names)
-    starts = [row["start"] for row in rows]
-    if period == "auto":
-        span = max(starts) - min(starts) if starts else timedelta(0)
-        if span <= AUTO_HOURS_UP_TO:
-            period = "hour"
-        else:
-            period = "week" if span.days > AUTO_WEEKS_AFTER_DAYS else "day"
     per_period: dict[datetime, OutcomeCounts] = defaultdict(OutcomeCounts)
     per_series: dict[datetime, dict[Any, OutcomeCounts]] = defaultdict(
         lambda: defaultdict(OutcomeCounts)
     )
     series_totals: dict[Any, int] = defaultdict(int)
     for row in rows:
-        start = _period_start(row["start"], period, hourly=hourly, tz=tz)
+        start = _period_start(row["start"], period, tz=tz)
         per_period[start] = per_period[start].with_outcome(row["out"], row["count"])
         if dimension:
             key = row["series"]
@@ -952,6 +1082,22 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
     return Trend(period, dimension, points, keys)
 
 
+def _auto_period(scope: Scope, tz: Any) -> str:
+    """The period "auto" stands for: from the span between the hours (in ``tz``) of the
+    scope's first and last attack. One query."""
+    bounds = scope.attacks.order_by().aggregate(first=Min("timestamp"), last=Max("timestamp"))
+    if bounds["first"] is None:
+        return "hour"
+    first, last = (
+        timezone.localtime(bounds[end], tz).replace(minute=0, second=0, microsecond=0)
+        for end in ("first", "last")
+    )
+    span = last - first
+    if span <= AUTO_HOURS_UP_TO:
+        return "hour"
+    return "week" if span.days > AUTO_WEEKS_AFTER_DAYS else "day"
+
+
 def _day(scope: Scope, tz: Any) -> Expression:
     """The attack's day in ``tz``.
 
@@ -971,17 +1117,12 @@ def _hour(scope: Scope, tz: Any) -> Expression:
     return TruncHour("timestamp", tzinfo=tz)
 
 
-def _period_start(start: datetime, period: str, *, hourly: bool, tz: Any) -> datetime:
-    """The start of the ``period`` holding ``start`` (a day's or, when ``hourly``, an hour's)."""
-    if period == "hour":
+def _period_start(start: datetime, period: str, *, tz: Any) -> datetime:
+    """The start of the ``period`` holding ``start`` (an hour's start for "hour", else a
+    day's)."""
+    if period in ("hour", "day"):
         return start
-    day = _local_midnight(start, tz) if hourly else start
-    return day if period == "day" else _week_start(day, tz)
-
-
-def _local_midnight(moment: datetime, tz: Any) -> datetime:
-    local = timezone.localtime(moment, tz).replace(hour=0, minute=0, second=0, microsecond=0)
-    return timezone.make_aware(local.replace(tzinfo=None), tz)
+    return _week_start(start, tz)
 
 
 def _next_hour(start: datetime, tz: Any) -> datetime:
@@ -1081,22 +1222,31 @@ def attack_agreement(scope: Scope) -> list[ScorerAgreement]:
 
     Only attacks with a human verdict take part. Each cell's attacks are selected by
     ``scorer_class``, ``outcome`` and ``effective_outcome`` with ``has_human_verdict=true``
-    (then the effective outcome is the verdict). One query.
+    (then the effective outcome is the verdict). Sums over :func:`attack_facts` once the
+    scope has read them, else one query over the few attacks with a verdict (the late part
+    that shows this has no facts to share).
     """
-    rows = (
-        scope.attacks.filter(human_outcome__isnull=False)
-        .values(
-            scorer=F("last_score__scorer_class_identifier__class_name"),
-            machine=F("outcome"),
-            human=F("human_outcome"),
-        )
-        .annotate(count=Count("*"))
-        .order_by()
-    )
-    per_scorer: dict[Any, list[tuple[str, str, int]]] = defaultdict(list)
-    for row in rows:
-        per_scorer[row["scorer"]].append((row["machine"], row["human"], row["count"]))
     dimension = DIMENSIONS["scorer"]
+    per_scorer: dict[Any, list[tuple[str, str, int]]] = defaultdict(list)
+    if "facts" in scope.memo:
+        names = fact_names(scope)
+        for fact in attack_facts(scope):
+            if fact.human is not None:
+                scorer = _name(dimension, fact.scorer, names)
+                per_scorer[scorer].append((fact.outcome, fact.human, fact.count))
+    else:
+        rows = (
+            scope.attacks.filter(human_outcome__isnull=False)
+            .values(
+                scorer=F("last_score__scorer_class_identifier__class_name"),
+                machine=F("outcome"),
+                human=F("human_outcome"),
+            )
+            .annotate(count=Count("*"))
+            .order_by()
+        )
+        for row in rows:
+            per_scorer[row["scorer"]].append((row["machine"], row["human"], row["count"]))
     out = []
     for scorer, triples in per_scorer.items():
         if _restricted(scope, dimension, scorer, None):

@@ -183,8 +183,16 @@ def attack_list_queryset(*, queryset: QuerySet[AttackResult] | None = None) -> Q
     )
 
 
-def attack_filter_options() -> dict[str, list[Any]]:
+#: The identifier roles the attack list's filter panel offers choices for.
+IDENTIFIER_ROLES = ("attack", "target", "scorer", "converter")
+
+
+def attack_filter_options(*, roles: tuple[str, ...] = IDENTIFIER_ROLES) -> dict[str, list[Any]]:
     """The choices of the attack list's filter panel, from what is stored.
+
+    ``roles`` narrows the identifier choices to those a panel shows (the others come back
+    empty): the dashboard's offers attack classes and target models only, and the scorer
+    role's semi-join, which visits every score, was most of this function's time.
 
     Four small queries, each driven by a small table (identifiers, labels, harm categories,
     datasets) probing an index of the large one, so their cost does not grow with the number
@@ -206,14 +214,14 @@ def attack_filter_options() -> dict[str, list[Any]]:
     last_scores = Score.objects.filter(scorer_class_identifier=OuterRef("pk")).filter(
         Exists(AttackResult.objects.filter(last_score=OuterRef("pk")))
     )
-    used = used_as(
-        "attack", Exists(AttackResult.objects.filter(attack_identifier=OuterRef("pk")))
-    ).union(
-        used_as("target", Exists(Conversation.objects.filter(target_identifier=OuterRef("pk")))),
-        used_as("scorer", Exists(last_scores)),
-        used_as("converter", Exists(PieceConverter.objects.filter(identifier=OuterRef("pk")))),
-        all=True,
-    )
+    semi_joins = {
+        "attack": Exists(AttackResult.objects.filter(attack_identifier=OuterRef("pk"))),
+        "target": Exists(Conversation.objects.filter(target_identifier=OuterRef("pk"))),
+        "scorer": Exists(last_scores),
+        "converter": Exists(PieceConverter.objects.filter(identifier=OuterRef("pk"))),
+    }
+    first, *rest = [used_as(role, semi_joins[role]) for role in IDENTIFIER_ROLES if role in roles]
+    used = first.union(*rest, all=True) if rest else first
     found: dict[str, set[str]] = {"attack": set(), "target": set(), "scorer": set()}
     found |= {"converter": set(), "model": set()}
     for role, class_name, params in used:

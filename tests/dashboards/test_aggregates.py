@@ -639,3 +639,83 @@ def test_score_agreement_keeps_to_the_filtered_attacks(db, reviewer):
     [only_a] = ag.score_agreement(dash("labels=operation:op_a").scope)
     assert only_a.agreement.matrix == ((0, 2), (0, 0))
     assert ag.score_agreement(dash("labels=operation:op_c").scope) == []
+
+
+@pytest.mark.parametrize(
+    "query", ["", "labels=operation:op_blue_heron", "harm_category=violence", "source=human"]
+)
+def test_widgets_summed_from_the_attack_facts_equal_a_count_of_the_rows(world, query):
+    """Attack class, target, scorer, heat map, eval hash, headline and verdict agreement sum
+    one grouping (``attack_facts``); each must equal a count over the attacks themselves."""
+    from memory.models import AttackResult
+
+    flipped = AttackResult.objects.filter(outcome="failure").order_by("pk")[:3]
+    for attack, verdict in zip(flipped, ("success", "failure", "undetermined"), strict=True):
+        attack.human_outcome = verdict
+        attack.save(update_fields=["human_outcome"])
+    scope = dash(query).scope
+    human = scope.source == ag.Source.HUMAN
+    attacks = list(
+        scope.attacks.select_related(
+            "attack_identifier", "conversation__target_identifier", "last_score"
+        )
+    )
+    assert attacks
+
+    def out(attack) -> str:
+        return attack.human_outcome or attack.outcome if human else attack.outcome
+
+    def model(attack) -> str | None:
+        target = attack.conversation.target_identifier
+        name = target.params.get("model_name") if target else None
+        return name if isinstance(name, str) else None
+
+    def scorer(attack) -> str | None:
+        score = attack.last_score
+        return score.scorer_class_identifier.class_name if score else None
+
+    keys = {
+        "attack_class": lambda a: a.attack_identifier.class_name if a.attack_identifier else None,
+        "target_model": model,
+        "scorer": scorer,
+    }
+
+    def counted(groups) -> dict:
+        return {g.key: g.counts for g in groups}
+
+    def expected(key) -> dict:
+        per_key: dict = defaultdict(Counter)
+        for attack in attacks:
+            per_key[key(attack)][out(attack)] += 1
+        return {k: as_counts(c) for k, c in per_key.items()}
+
+    assert ag.headline(scope).counts == expected(lambda a: "all")["all"]
+    for name, key in keys.items():
+        assert counted(ag.breakdown(scope, name).groups) == expected(key), name
+    assert "facts" in scope.memo
+    heat = ag.heatmap(scope, "attack_class", "target_model")
+    pairs = expected(lambda a: (keys["attack_class"](a), model(a)))
+    assert {k: c.counts for k, c in heat.cells.items()} == pairs
+    assert ag.headline(scope).human_reviewed == sum(1 for a in attacks if a.human_outcome)
+    agreement = {
+        (item.scorer, m, h): count
+        for item in ag.attack_agreement(scope)
+        for i, m in enumerate(item.agreement.categories)
+        for j, h in enumerate(item.agreement.categories)
+        if (count := item.agreement.matrix[i][j])
+    }
+    verdicts = Counter(
+        (scorer(a) or "(no score)", a.outcome, a.human_outcome) for a in attacks if a.human_outcome
+    )
+    assert agreement == dict(verdicts)
+    evals = ag.eval_hash_breakdown(scope)
+    per_hash: dict = defaultdict(Counter)
+    for attack in attacks:
+        digests = {
+            identifier.eval_hash
+            for identifier in (attack.atomic_attack_identifier, attack.attack_identifier)
+            if identifier is not None and identifier.eval_hash
+        }
+        for digest in digests:
+            per_hash[digest][out(attack)] += 1
+    assert counted(evals.groups) == {k: as_counts(c) for k, c in per_hash.items()}

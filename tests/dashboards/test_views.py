@@ -192,7 +192,7 @@ def test_bad_input_is_a_clear_400(viewer_client, pyrit_memory):
 WIDGET_QUERIES = {
     "headline": 2,  # outcome totals, attacks with a human verdict
     "volume": 3,  # conversations, pieces, scores
-    "asr_by_attack_class": 2,  # counts per identifier id, identifier names
+    "asr_by_attack_class": 2,  # the attack facts, their identifier names
     "asr_by_target_model": 2,
     "asr_by_converter": 3,  # (converter, attack) links, identifier names, outcome totals
     "asr_by_harm_category": 1,
@@ -200,10 +200,10 @@ WIDGET_QUERIES = {
     "asr_by_label": 4,  # label keys (default key), the key's labels, counts, outcome totals
     "asr_by_scorer": 2,
     "heatmap": 2,
-    "eval_hash": 2,  # counts per identifier pair and target, identifiers
-    "trend": 1,  # counts per day
+    "eval_hash": 2,  # the attack facts, their identifier names
+    "trend": 2,  # first and last attack ("auto" period), counts per day or hour
     "scorer_distributions": 2,  # counts per scorer id and bin, identifier names
-    "attack_agreement": 1,
+    "attack_agreement": 1,  # attacks with a verdict (none on the page: the facts')
     "score_agreement": 2,  # human scores, machine scores on their pieces (+1 filtered)
 }
 
@@ -220,7 +220,7 @@ def _widget_counts(query: str) -> dict[str, int]:
 def test_widget_query_counts_do_not_depend_on_rows(pyrit_memory, query):
     expected = dict(WIDGET_QUERIES)
     if "trend_by" in query:
-        expected["trend"] = 2  # and the series' identifier names
+        expected["trend"] = 3  # and the series' identifier names
     if "labels" in query:
         expected["score_agreement"] = 3  # and which human-scored pieces are in scope
         # conversations, pieces and scores in one statement when filtered
@@ -249,14 +249,26 @@ def test_page_query_count_is_pinned(viewer_client, pyrit_memory):
         make_attack(outcome=outcome)
     assert get_counted(viewer_client, "/dashboards/")[0] == small
     # Session, user, permissions (2), side-panel choices (4: the attack list's own
-    # ``attack_filter_options``), inline widgets.
-    inline = sum(
-        n for name, n in WIDGET_QUERIES.items() if name not in {"volume", "asr_by_converter"}
-    )
-    late = {"scorer_distributions", "attack_agreement", "score_agreement"}
-    inline -= sum(WIDGET_QUERIES[name] for name in late)
-    # The label widget's key lookup is shared with the side panel's key list.
-    assert small == 2 + 2 + 4 + inline
+    # ``attack_filter_options``), then the inline widgets: the headline (2: outcome totals,
+    # verdicts); the attack facts and their identifier names once for attack class, target,
+    # scorer, heat map and eval hash (2); harm categories (1); seed datasets (2); label keys
+    # (shared with the side panel's list), the key's labels and their counts (3: the totals are
+    # the facts'); the trend (2). Each widget grouping on its own was 19.
+    assert small == 2 + 2 + 4 + 2 + 2 + 1 + 2 + 3 + 2
+
+
+def test_late_part_query_counts_are_pinned(viewer_client, pyrit_memory):
+    """Each late part runs its widgets' own queries after the request's four."""
+    parts = {
+        "volume": WIDGET_QUERIES["volume"],
+        "converter": WIDGET_QUERIES["asr_by_converter"],
+        "scorers": WIDGET_QUERIES["scorer_distributions"]
+        + WIDGET_QUERIES["attack_agreement"]
+        + WIDGET_QUERIES["score_agreement"],
+    }
+    for part, widgets in parts.items():
+        count, _ = get_counted(viewer_client, f"/dashboards/part/{part}/")
+        assert count == 4 + widgets, part
 
 
 HOSTILE = ["", "%", "%00", "x" * 3000, "1:2:3", "'; DROP TABLE x; --", "<svg onload=1>", "\u202e"]
