@@ -1157,7 +1157,14 @@ def main() -> None:
             url = pg_database(pg_name, fresh=False)
             if url is None:
                 continue
-            env["DATABASE_URL"] = url + ("?options=-c%20jit%3Doff" if args.pg_jit_off else "")
+            options = ["jit=off"] if args.pg_jit_off else []
+            if args.pages_only or args.baseline:
+                # The whole page's CPU is read from its backend's /proc entry: parallel
+                # workers, processes of their own, would take part of it out of sight.
+                options.append("max_parallel_workers_per_gather=0")
+            if options:
+                url += "?options=" + "%20".join(f"-c%20{o.replace('=', '%3D')}" for o in options)
+            env["DATABASE_URL"] = url
         print(f"--- {database}")
         try:
             if args.pages_only or args.baseline:
