@@ -719,3 +719,20 @@ def test_widgets_summed_from_the_attack_facts_equal_a_count_of_the_rows(world, q
         for digest in digests:
             per_hash[digest][out(attack)] += 1
     assert counted(evals.groups) == {k: as_counts(c) for k, c in per_hash.items()}
+
+
+@pytest.mark.parametrize("source", ["automated", "human"])
+def test_converter_sets_of_the_whole_memory_equal_the_per_attack_tally(world, source):
+    """Unfiltered, the converter breakdown counts folded converter sets; a filter that keeps
+    every attack takes the per-attack path: both count the same."""
+    from memory.models import AttackResult
+
+    attack = AttackResult.objects.filter(outcome="failure").order_by("pk").first()
+    attack.human_outcome = "success"
+    attack.save(update_fields=["human_outcome"])
+    whole = ag.breakdown(dash(f"source={source}").scope, "converter")
+    everything = dash(f"source={source}&timestamp_after=1970-01-02T00:00:00")
+    assert everything.scope.attacks.count() == AttackResult.objects.count()
+    tallied = ag.breakdown(everything.scope, "converter")
+    assert [(g.key, g.counts) for g in whole.groups] == [(g.key, g.counts) for g in tallied.groups]
+    assert len(whole.groups) > 1
