@@ -27,6 +27,7 @@ from memory.storage.aggregates import (
     DIMENSIONS,
     TREND_SPLITS,
     ScorerAgreement,
+    attack_facts,
 )
 from memory.storage.selectors import attack_filter_options
 from redteam.core.downloads import as_attachment, file_stamp
@@ -255,6 +256,8 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     if not dash.valid:
         context["errors"] = dash.errors
         return render(request, "dashboards/dashboard.html", context, status=400)
+    # Read once for the six widgets that sum it (docs/dashboards.md → Performance).
+    attack_facts(dash.scope)
     built = {w.name: w.build(dash) for w in WIDGETS if w.name not in LATE_WIDGETS}
     context.update(widget_context(dash, built))
     context.update(

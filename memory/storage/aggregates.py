@@ -350,12 +350,15 @@ class AttackFact:
 
 def attack_facts(scope: Scope) -> list[AttackFact]:
     """The scope's attacks grouped by every key of :class:`AttackFact`. One query, run once
-    per scope: the headline, the attack-class, target and scorer breakdowns, the heat map over
-    them, the eval-hash groups and the verdict agreement are all sums over its rows.
+    per scope: once read, the headline, the attack-class, target and scorer breakdowns, the
+    heat map over them, the eval-hash groups and the verdict agreement are sums over its rows.
 
     Its rows are the identifier combinations in use times their outcomes, a few thousand at
     100,000 attacks, where each of those widgets grouping on its own scanned every attack again
-    (docs/dashboards.md → Performance).
+    (docs/dashboards.md → Performance). It joins the attacks to their conversations and last
+    scores, so it costs more than any one of those widgets' own grouping: a caller that shows
+    several of them (the dashboard page) reads it first; one that shows one (a CSV, the stats
+    API, a report) does not, and each widget then runs its own.
     """
     if "facts" not in scope.memo:
         rows = (
@@ -601,9 +604,9 @@ def volume(scope: Scope) -> Volume:
 def breakdown(scope: Scope, name: str, *, label_key: str | None = None) -> Breakdown:
     """Success rate per group of dimension ``name``.
 
-    Attack class, target model and scorer are sums over :func:`attack_facts` (two queries,
-    none once the scope has read them); harm categories one query, seed datasets two, labels
-    three, converters three. The label dimension groups by the value of label ``label_key``.
+    Two queries (grouping, identifier names; none for attack class, target model and scorer
+    once the scope has read its :func:`attack_facts`); harm categories one, seed datasets two,
+    labels three, converters three. The label dimension groups by the value of label ``label_key``.
     """
     dimension = DIMENSIONS[name]
     if name == "dataset":
@@ -614,7 +617,7 @@ def breakdown(scope: Scope, name: str, *, label_key: str | None = None) -> Break
         return _converter_breakdown(scope, dimension)
     if name == "label":
         return _label_breakdown(scope, dimension, label_key)
-    if name in FACT_FIELDS:
+    if name in FACT_FIELDS and "facts" in scope.memo:
         counts = _fact_counts(scope, (dimension,))
         return Breakdown(dimension, _build_groups(scope, dimension, counts, label_key), label_key)
     rows = list(
@@ -815,20 +818,36 @@ def eval_hash_breakdown(scope: Scope) -> Breakdown:
     one there) and of its attack identifier's (when it carries one), exactly as the filter's
     ``eval_hash`` matches either. Each group lists its concrete identifiers (``members``:
     hash, class, targets, counts), each selecting its attacks with ``identifier=<hash>``.
-    Sums over :func:`attack_facts` and their identifiers (two queries, none once read).
+    Two queries: counts per identifier pair and target, then the identifiers (none once the
+    scope has read its :func:`attack_facts`).
     """
     dimension = DIMENSIONS["eval_hash"]
-    rows = [
-        {
-            "atomic": fact.atomic,
-            "strategy": fact.strategy,
-            "target": fact.target,
-            "out": fact.out(scope.source),
-            "count": fact.count,
-        }
-        for fact in attack_facts(scope)
-    ]
-    names = fact_names(scope)
+    if "facts" in scope.memo:
+        rows = [
+            {
+                "atomic": fact.atomic,
+                "strategy": fact.strategy,
+                "target": fact.target,
+                "out": fact.out(scope.source),
+                "count": fact.count,
+            }
+            for fact in attack_facts(scope)
+        ]
+        names = fact_names(scope)
+    else:
+        rows = list(
+            scope.attacks.values(
+                atomic=id_key("atomic_attack_identifier_id"),
+                strategy=id_key("attack_identifier_id"),
+                target=id_key("conversation__target_identifier_id"),
+                out=scope.outcome,
+            )
+            .annotate(count=Count("*"))
+            .order_by()
+        )
+        names = identifier_names(
+            i for row in rows for i in (row["atomic"], row["strategy"], row["target"])
+        )
 
     def eval_of(identifier_id: int | None) -> str | None:
         return names[identifier_id]["eval_hash"] if identifier_id in names else None
@@ -927,12 +946,12 @@ class HeatMap:
 
 def heatmap(scope: Scope, rows: str, cols: str, *, label_key: str | None = None) -> HeatMap:
     """Success rate for every combination of two dimensions. Two queries (one without an
-    identifier-based axis); between attack class, target model and scorer, sums over
-    :func:`attack_facts` (none once the scope has read them)."""
+    identifier-based axis); none between attack class, target model and scorer once the
+    scope has read its :func:`attack_facts`."""
     if rows not in AXIS_DIMENSIONS or cols not in AXIS_DIMENSIONS:
         raise ValueError(f"heat map axes must be among {AXIS_DIMENSIONS}")
     row_dim, col_dim = DIMENSIONS[rows], DIMENSIONS[cols]
-    if rows in FACT_FIELDS and cols in FACT_FIELDS:
+    if rows in FACT_FIELDS and cols in FACT_FIELDS and "facts" in scope.memo:
         counts = _fact_counts(scope, (row_dim, col_dim))
     else:
         counts = _heat_counts(scope, row_dim, col_dim, label_key)

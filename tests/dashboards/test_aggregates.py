@@ -641,12 +641,14 @@ def test_score_agreement_keeps_to_the_filtered_attacks(db, reviewer):
     assert ag.score_agreement(dash("labels=operation:op_c").scope) == []
 
 
+@pytest.mark.parametrize("facts", [True, False])
 @pytest.mark.parametrize(
     "query", ["", "labels=operation:op_blue_heron", "harm_category=violence", "source=human"]
 )
-def test_widgets_summed_from_the_attack_facts_equal_a_count_of_the_rows(world, query):
+def test_widgets_summed_from_the_attack_facts_equal_a_count_of_the_rows(world, query, facts):
     """Attack class, target, scorer, heat map, eval hash, headline and verdict agreement sum
-    one grouping (``attack_facts``); each must equal a count over the attacks themselves."""
+    one grouping (``attack_facts``) once it is read, else each groups on its own; both must
+    equal a count over the attacks themselves."""
     from memory.models import AttackResult
 
     flipped = AttackResult.objects.filter(outcome="failure").order_by("pk")[:3]
@@ -654,6 +656,8 @@ def test_widgets_summed_from_the_attack_facts_equal_a_count_of_the_rows(world, q
         attack.human_outcome = verdict
         attack.save(update_fields=["human_outcome"])
     scope = dash(query).scope
+    if facts:
+        ag.attack_facts(scope)
     human = scope.source == ag.Source.HUMAN
     attacks = list(
         scope.attacks.select_related(
@@ -692,7 +696,7 @@ def test_widgets_summed_from_the_attack_facts_equal_a_count_of_the_rows(world, q
     assert ag.headline(scope).counts == expected(lambda a: "all")["all"]
     for name, key in keys.items():
         assert counted(ag.breakdown(scope, name).groups) == expected(key), name
-    assert "facts" in scope.memo
+    assert ("facts" in scope.memo) == facts
     heat = ag.heatmap(scope, "attack_class", "target_model")
     pairs = expected(lambda a: (keys["attack_class"](a), model(a)))
     assert {k: c.counts for k, c in heat.cells.items()} == pairs
