@@ -505,6 +505,24 @@ def test_slack_message_of_an_attack(build):
     )
 
 
+def test_a_multi_line_objective_stays_inside_the_slack_quote():
+    payload = {
+        "id": "e",
+        "event": WebhookEvent.ATTACK_SUCCEEDED,
+        "data": {
+            "attack": {
+                "objective": "first line\n*not bold* <@U123>",
+                "url": "/attacks/x/",
+                "attack": None,
+                "target": None,
+                "operation": None,
+            }
+        },
+    }
+    text = payloads.slack_message(payload)["blocks"][0]["text"]["text"]
+    assert text.splitlines()[1:3] == ["> first line", "> *not bold* &lt;@U123&gt;"]
+
+
 def test_long_objectives_are_cut(build):
     attack = build().attack
     AttackResult.objects.filter(pk=attack.pk).update(objective="y" * 5000)

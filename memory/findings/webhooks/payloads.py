@@ -131,7 +131,9 @@ def _headline(payload: dict[str, Any]) -> tuple[str, list[str]]:
         if attack["operation"]:
             facts.append(f"Operation: {attack['operation']}")
         lead = f"*Attack succeeded* {_slack_link(attack['url'], 'open in Redline')}"
-        return summary, [lead, f"> {_escape(objective)}", _escape(" · ".join(facts))]
+        # every line of the objective inside the quote, not only the first
+        quoted = "\n".join(f"> {line}" for line in _escape(objective).splitlines() or [""])
+        return summary, [lead, quoted, _escape(" · ".join(facts))]
     return "Redline test event", [_escape(data.get("message", ""))]
 
 
