@@ -77,7 +77,10 @@ case "$cmd" in
     say "Starting the background worker (imports uploaded in the browser)"
     "$VENV/bin/python" manage.py import_worker &
     worker=$!
-    trap 'kill "$worker" 2>/dev/null || true' EXIT INT TERM
+    say "Starting the webhook worker (deliveries to the endpoints set up in the admin)"
+    "$VENV/bin/python" manage.py deliver_webhooks --loop &
+    webhooks=$!
+    trap 'kill "$worker" "$webhooks" 2>/dev/null || true' EXIT INT TERM
     say "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
     "$VENV/bin/python" manage.py runserver 127.0.0.1:8000 "$@"
     ;;

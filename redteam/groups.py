@@ -44,10 +44,27 @@ FINDING_RECORDS = tuple(
 )
 
 
+#: Webhooks (docs/webhooks.md) are the leads' alone: an endpoint's URL may itself be a secret
+#: (chat webhooks), and one that posts elsewhere would carry findings out of Redline.
+WEBHOOK_MODELS = ("webhookendpoint", "webhookdelivery")
+WEBHOOK_RECORDS = (
+    *(f"memory.{action}_webhookendpoint" for action in ("view", "add", "change", "delete")),
+    "memory.view_webhookdelivery",
+    # "retry now" in the delivery log (the log itself is read-only)
+    "memory.change_webhookdelivery",
+)
+
+
 def _codenames(app_label: str, actions: tuple[str, ...]) -> set[str]:
-    """``"app_label.<action>_<model>"`` for every model of the app, proxies included."""
+    """``"app_label.<action>_<model>"`` for every model of the app, proxies included, except
+    the webhooks' (granted only through :data:`WEBHOOK_RECORDS`)."""
     models = global_apps.get_app_config(app_label).get_models()
-    return {f"{app_label}.{action}_{m._meta.model_name}" for m in models for action in actions}
+    return {
+        f"{app_label}.{action}_{m._meta.model_name}"
+        for m in models
+        for action in actions
+        if not (app_label == "memory" and m._meta.model_name in WEBHOOK_MODELS)
+    }
 
 
 def shipped_group_permissions() -> dict[str, set[str]]:
@@ -68,7 +85,7 @@ def shipped_group_permissions() -> dict[str, set[str]]:
     return {
         VIEWER: view,
         REVIEWER: reviewer,
-        LEAD: reviewer | set(LEAD_RECORDS),
+        LEAD: reviewer | set(LEAD_RECORDS) | set(WEBHOOK_RECORDS),
         CURATOR: view | _codenames("seeds", ("add", "change", "delete")),
         INGEST: ingest - lead_writes,
     }

@@ -299,6 +299,13 @@ REST_FRAMEWORK = {
 # empty turns the limit off (docs/deployment.md).
 REDLINE_API_RATE = env_str("API_RATE", "1200/minute")
 
+# Where Redline is reached from outside, e.g. "https://redline.example.org": links in webhook
+# payloads are made absolute with it (docs/webhooks.md); empty leaves them as paths.
+REDLINE_BASE_URL = env_str("BASE_URL", "")
+# Webhooks refuse loopback, private, link-local and other non-public addresses (checked when
+# each request is sent); turn this on for a receiver inside your own network.
+WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOKS_ALLOW_PRIVATE_ADDRESSES", False)
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Redline API",
     "DESCRIPTION": "Ingest and read PyRIT red-team memory.",

@@ -1,7 +1,10 @@
-"""Shared pytest fixtures: users with different permissions, media in a temp dir."""
+"""Shared pytest fixtures: users with different permissions, media in a temp dir, a webhook
+receiver."""
 
 from __future__ import annotations
 
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -164,3 +167,49 @@ def ann(member):
 def bob(member):
     """Bob, a third reviewer."""
     return member("reviewer", username="bob")
+
+
+class WebhookReceiver:
+    """A real HTTP server on 127.0.0.1 that records the webhook requests it is sent (path,
+    headers, body) and answers each with the next of ``answers`` (status, headers, body), the
+    last one repeated."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict] = []
+        self.answers: list[tuple[int, dict[str, str], bytes]] = [(200, {}, b"ok")]
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers["Content-Length"]))
+                receiver.requests.append(
+                    {"path": self.path, "headers": dict(self.headers), "body": body}
+                )
+                index = min(len(receiver.requests), len(receiver.answers)) - 1
+                status, headers, answer = receiver.answers[index]
+                self.send_response(status)
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.send_header("Content-Length", str(len(answer)))
+                self.end_headers()
+                self.wfile.write(answer)
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/hooks/redline?team=red"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def webhook_receiver(settings):
+    """A :class:`WebhookReceiver`, with webhooks allowed to post to 127.0.0.1."""
+    settings.WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = True
+    server = WebhookReceiver()
+    yield server
+    server.close()

@@ -24,13 +24,23 @@ from memory.models.reviews import HumanOutcome, HumanVerdict
 from memory.models.scenarios import ScenarioResult
 from memory.models.scores import ScorableContent, Score
 from memory.models.tags import HarmCategory, Label
+from memory.models.webhooks import (
+    SUBSCRIBABLE_EVENTS,
+    DeliveryState,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WebhookEvent,
+    WebhookFormat,
+)
 
 __all__ = [
+    "SUBSCRIBABLE_EVENTS",
     "AttackLabel",
     "AttackResult",
     "ComponentIdentifier",
     "ComponentIdentifierChild",
     "Conversation",
+    "DeliveryState",
     "Evidence",
     "EvidenceKind",
     "Finding",
@@ -60,4 +70,8 @@ __all__ = [
     "ScorableContent",
     "Score",
     "Severity",
+    "WebhookDelivery",
+    "WebhookEndpoint",
+    "WebhookEvent",
+    "WebhookFormat",
 ]

@@ -10,6 +10,10 @@ content is a conflict); attack results, conversations, scenario results and seed
 upserted (the later version replaces the stored one); references must resolve within the
 batch or the database (an attack's last response / last score / owning scenario). Rows of
 PyRIT tables Redline does not model are upserted verbatim by (table, primary key).
+
+After the batch commits, the attacks it stored as successes or turned into one are announced
+in one signal (``memory.storage.events``; the webhooks' ``attack.succeeded``); a re-sent batch
+changes nothing and announces nothing.
 """
 
 from __future__ import annotations
@@ -46,6 +50,7 @@ from memory.models import (
 from memory.models.media import media_key, media_store
 from memory.models.media_links import MediaIndex
 from memory.models.push import PushSource, push_source_key
+from memory.storage import events
 from memory.storage.batch import NormalizedBatch, NormalizedMessage
 from memory.storage.identifiers import identifiers_store
 from memory.storage.lengths import batch_problems
@@ -59,7 +64,7 @@ from memory.storage.specs import (
 )
 from redteam.core import identifiers as ids
 from redteam.core.bulk import existing_values, insert_ignore, insert_rows, update_rows
-from redteam.core.choices import TimestampSource, is_media_value
+from redteam.core.choices import AttackOutcome, TimestampSource, is_media_value
 from redteam.core.collector import fewer_collections
 from redteam.core.errors import Problem
 from redteam.core.hashing import sha256_text
@@ -163,6 +168,7 @@ def ingest_batch(
         written = partial or not problems
         if written:
             plan.write()
+            events.attacks_succeeded_after_commit(plan.succeeded)
     return _report(
         batch, problems, plan if written else None, started, written, partial, list_items
     )
@@ -1138,6 +1144,9 @@ class _Plan:
 
     def _write_attacks(self) -> None:
         creates, updates, related = [], [], []
+        # Attacks this batch stored as successes or turned into one (``attack.succeeded``); a
+        # re-sent success is unchanged and announces nothing again.
+        self.succeeded: list[uuid.UUID] = []
         before: list[AttackResult] = []
         self.attack_tags: dict[uuid.UUID, tuple[dict[str, Any], list[str], bool]] = {}
         self.last_piece_times = self._last_piece_times()
@@ -1148,12 +1157,19 @@ class _Plan:
             if existing is None:
                 creates.append(AttackResult(id=spec.id, push_source=self.push_source, **values))
                 self.status[path] = CREATED
+                if spec.outcome == AttackOutcome.SUCCESS:
+                    self.succeeded.append(spec.id)
                 self.attack_tags[spec.id] = (
                     _indexed_labels(spec),
                     spec.targeted_harm_categories,
                     False,
                 )
             elif _changed(existing, values):
+                if (
+                    spec.outcome == AttackOutcome.SUCCESS
+                    and existing.outcome != AttackOutcome.SUCCESS
+                ):
+                    self.succeeded.append(spec.id)
                 before.append(copy.copy(existing))
                 relabel = (
                     existing.labels != spec.labels

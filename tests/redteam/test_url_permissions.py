@@ -147,3 +147,32 @@ def test_each_shipped_group_opens_exactly_what_its_permissions_allow(member, gro
     # 400: a stats endpoint asked without its required parameters.
     unexpected = {n: s for n, s in statuses.items() if s not in (200, 400, 403, 404, 405)}
     assert unexpected == {}
+
+
+#: The webhook admin (docs/webhooks.md): the leads' alone. The URL walk above skips the admin,
+#: whose pages each model's permissions guard; these are the pages of the two webhook models.
+WEBHOOK_ADMIN = (
+    "admin:memory_webhookendpoint_changelist",
+    "admin:memory_webhookendpoint_add",
+    "admin:memory_webhookdelivery_changelist",
+)
+
+
+@pytest.mark.parametrize("group", sorted(FORBIDDEN))
+def test_only_leads_open_the_webhook_admin(member, group):
+    from memory.models import WebhookDelivery, WebhookEndpoint
+
+    hook = WebhookEndpoint.objects.create(name="hook", url="https://hooks.example.org/", secret="s")
+    delivery = WebhookDelivery.objects.create(
+        endpoint=hook, event="ping", next_attempt_at=hook.created_at
+    )
+    urls = [reverse(name) for name in WEBHOOK_ADMIN] + [
+        reverse("admin:memory_webhookendpoint_change", args=[hook.pk]),
+        reverse("admin:memory_webhookdelivery_change", args=[delivery.pk]),
+    ]
+    client = Client()
+    client.force_login(member(group))
+    expected = 200 if group == LEAD else 403
+    assert {url: client.get(url).status_code for url in urls} == dict.fromkeys(urls, expected)
+    index = client.get(reverse("admin:index")).content.decode()
+    assert ("webhook" in index.lower()) is (group == LEAD)

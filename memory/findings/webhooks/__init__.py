@@ -1,0 +1,7 @@
+"""Signed webhooks for findings and attacks (docs/webhooks.md).
+
+``signing`` and ``payloads`` are pure; ``transport`` sends one request to a checked address;
+``services`` queues events as deliveries and works through them; ``receivers`` turns the
+findings' and ingestion's after-commit signals into queued deliveries; ``admin`` is the leads'
+tool for endpoints and the delivery log.
+"""
