@@ -15,11 +15,16 @@ Measured: converting values through ``get_db_prep_save`` was ~35 % of an ingesti
 (issue 3's profile); with the adapters, conversion is ~7 % of the writing thread's CPU time
 when importing the 100,000-piece benchmark file (issue 4).
 SQLite (3.24+) and PostgreSQL both accept ``ON CONFLICT DO NOTHING``.
+
+On PostgreSQL the rows travel as one array per column (``INSERT … SELECT * FROM unnest(…)``)
+and look-ups as one array (``= ANY(…)``), not as one placeholder per value: see
+:func:`_insert_unnest` for why and what it measured.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
@@ -30,7 +35,7 @@ from django.db import connections, router
 from django.db.models import NOT_PROVIDED, Field, Model
 from django.utils import timezone
 
-from redteam.core.nul import ESCAPE, needs_json_escape
+from redteam.core.nul import ESCAPE, escape_json, needs_json_escape
 
 Adapter = Callable[[Any], Any]
 
@@ -89,6 +94,11 @@ def adapter(field: Field, connection: Any) -> Adapter:
         if connection.features.has_native_uuid_field:
             return lambda v: v if v is None or type(v) is uuid.UUID else generic(v)
         return lambda v: None if v is None else v.hex if type(v) is uuid.UUID else generic(v)
+    if kind == "DateTimeField" and connection.vendor == "postgresql":
+        # adapt_datetimefield_value returns the value; get_prep_value only touches naive ones
+        return lambda v: (
+            v if v is None or (type(v) is datetime and v.tzinfo is not None) else generic(v)
+        )
     if kind == "DateTimeField" and connection.vendor == "sqlite" and settings.USE_TZ:
         # adapt_datetimefield_value: an aware value made naive in the connection's zone
         zone = connection.timezone
@@ -99,28 +109,43 @@ def adapter(field: Field, connection: Any) -> Adapter:
             return generic(v)
 
         return datetime_value
-    if kind == "JSONField" and not field.is_relation and connection.vendor == "sqlite":
+    if kind == "JSONField" and not field.is_relation:
         if getattr(field, "encoder", None) is not None:
             return generic
-        # SQLite's adapt_json_value is json.dumps(value); empty containers are most rows
-        empty = {dict: "{}", list: "[]"}
-        dumps = json.dumps
-
-        def json_value(v: Any) -> Any:
-            if v is None:
-                return None
-            kind_of = type(v)
-            if kind_of is dict or kind_of is list:
-                if not v:
-                    return empty[kind_of]
-                dumped = dumps(v)
-                return generic(v) if needs_json_escape(dumped) else dumped
-            return generic(v)
-
-        return json_value
+        return _json_adapter(generic)
     return generic
 
 
+def _json_adapter(generic: Adapter) -> Adapter:
+    """JSON text as the field would send it: ``json.dumps`` of the value, with NUL escaped
+    (``JSONField.get_prep_value``) only when the text shows a string that needs it.
+
+    SQLite's ``adapt_json_value`` is that ``json.dumps``; PostgreSQL's wraps the value for
+    psycopg, which sends the same ``json.dumps`` text. Text is what an array of ``jsonb``
+    (``_insert_unnest``) needs: every element of one column must be of one Python type.
+    """
+    empty = {dict: "{}", list: "[]"}  # empty containers are most rows
+    dumps = json.dumps
+
+    def json_value(v: Any) -> Any:
+        if v is None:
+            return None
+        kind_of = type(v)
+        if kind_of is dict or kind_of is list:
+            if not v:
+                return empty[kind_of]
+        elif kind_of not in _JSON_SCALARS:
+            prepared = generic(v)
+            # PostgreSQL's adapter answers a psycopg ``Jsonb`` wrapper: its text instead
+            wrapped = getattr(prepared, "obj", prepared)
+            return prepared if wrapped is prepared else prepared.dumps(wrapped)
+        dumped = dumps(v)
+        return dumps(escape_json(v)) if needs_json_escape(dumped) else dumped
+
+    return json_value
+
+
+_JSON_SCALARS = frozenset({str, int, float, bool})
 _ADAPTERS: dict[tuple[int, str, str], list[Adapter]] = {}
 
 
@@ -165,14 +190,16 @@ def insert_rows(model: type[Model], rows: Sequence[dict[str, Any]]) -> None:
         for row, line in zip(rows, values, strict=True):
             if attname not in row:
                 line[index] = prep(make())
+    if connection.vendor == "postgresql":
+        _insert_unnest(connection, model, fields, values)
+        return
     quote = connection.ops.quote_name
     head = (
         f"INSERT INTO {quote(model._meta.db_table)} "
         f"({', '.join(quote(f.column) for f in fields)}) VALUES "
     )
     one = f"({', '.join(['%s'] * len(fields))})"
-    # One multi-row VALUES per chunk, not executemany. On PostgreSQL, psycopg binds
-    # client-side and executemany would send one statement per row. On SQLite, executemany
+    # One multi-row VALUES per chunk, not executemany. On SQLite, executemany
     # releases and retakes the GIL for every row: with the importer's reader thread busy, a
     # row then waits for the GIL far longer than SQLite takes to insert it (a 10 µs message
     # row took 60 µs), while one statement per chunk hands the GIL over once.
@@ -187,14 +214,118 @@ def insert_rows(model: type[Model], rows: Sequence[dict[str, Any]]) -> None:
 
 
 def _max_params(connection: Any) -> int:
-    """Bound parameters one statement may carry: PostgreSQL's 65,535, or this SQLite's
-    variable limit (32,766 by default since SQLite 3.32)."""
-    if connection.vendor == "postgresql":
-        return _PG_MAX_PARAMS
-    return min(connection.features.max_query_params or 999, _PG_MAX_PARAMS)
+    """Bound parameters one SQLite statement may carry: this SQLite's variable limit (32,766
+    by default since SQLite 3.32), at most 65,000."""
+    return min(connection.features.max_query_params or 999, 65_000)
 
 
-_PG_MAX_PARAMS = 65_000
+def _insert_unnest(
+    connection: Any, model: type[Model], fields: list[Field], values: list[list[Any]]
+) -> None:
+    """PostgreSQL: ``INSERT … SELECT * FROM unnest(%s::uuid[], %s::text[], …) ON CONFLICT DO
+    NOTHING``, one array parameter per column, one statement whatever the row count.
+
+    Django's cursors bind client-side, so with a multi-row ``VALUES`` (one placeholder per
+    value, ~25,000 for 1,000 pieces) psycopg split the statement text at every placeholder
+    and quoted every value in Python, and PostgreSQL parsed and planned a ``VALUES`` list as
+    long. Here each column is one array literal spelled out by the encoders below with
+    ``str`` methods (psycopg's own list dumper escapes element by element in Python), sent
+    as one quoted string.
+
+    Measured in-process (CPU of the writing process per 1,000-piece batch with 1,000 scores
+    and 100 attack results, all of the ingestion service, in one sitting): multi-row
+    ``VALUES`` 349 ms; ``unnest`` of lists that psycopg dumps 233 ms; binary ``COPY`` into a
+    temporary table, then ``INSERT … SELECT … ON CONFLICT`` 195 ms, but three more
+    statements per table (create the staging table, insert from it, empty it) and every
+    staging table truncated at each commit; these literals: see docs/performance.md,
+    "Ingestion API".
+    """
+    quote = connection.ops.quote_name
+    arrays = _arrays(model, fields, connection)
+    columns = list(zip(*values, strict=True))
+    sql = (
+        f"INSERT INTO {quote(model._meta.db_table)} "
+        f"({', '.join(quote(f.column) for f in fields)}) SELECT * FROM unnest("
+        + ", ".join(f"%s::{cast}" for cast, _ in arrays)
+        + ") ON CONFLICT DO NOTHING"
+    )
+    params = [encode(list(column)) for (_, encode), column in zip(arrays, columns, strict=True)]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+
+
+Encoder = Callable[[list[Any]], Any]
+
+
+def _text_array(column: list[Any]) -> str:
+    """``{"a","b\\"c",NULL}``: every element quoted, ``\\`` and ``"`` escaped."""
+    if None not in column:
+        return (
+            '{"' + '","'.join([v.replace("\\", "\\\\").replace('"', '\\"') for v in column]) + '"}'
+        )
+    return (
+        "{"
+        + ",".join(
+            [
+                "NULL" if v is None else '"' + v.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                for v in column
+            ]
+        )
+        + "}"
+    )
+
+
+def _plain_array(text: Callable[[Any], str]) -> Encoder:
+    """An encoder for elements whose text needs no quoting (numbers, UUIDs, timestamps)."""
+
+    def encode(column: list[Any]) -> str:
+        return "{" + ",".join(["NULL" if v is None else text(v) for v in column]) + "}"
+
+    return encode
+
+
+def _as_list(column: list[Any]) -> list[Any]:
+    return column
+
+
+_ENCODERS: dict[str, Encoder] = {
+    **dict.fromkeys(_TEXT, _text_array),
+    "JSONField": _text_array,  # _json_adapter's JSON text
+    **dict.fromkeys(_INTEGER, _plain_array(str)),
+    "FloatField": _plain_array(repr),  # nan, inf and -inf read back as NaN and ±Infinity
+    "BooleanField": _plain_array(lambda v: "t" if v else "f"),
+    "UUIDField": _plain_array(lambda v: v.hex),
+    "DateTimeField": _plain_array(datetime.isoformat),
+}
+_ARRAYS: dict[tuple[int, str, str], list[tuple[str, Encoder]]] = {}
+
+
+def _arrays(model: type[Model], fields: list[Field], connection: Any) -> list[tuple[str, Encoder]]:
+    """Per column: the array type to cast to and the encoder of the adapted values.
+
+    The cast drops a type modifier (``varchar(32)[]`` → ``varchar[]``): an explicit cast to
+    ``varchar(32)`` would cut a longer value short, while the insert's own conversion refuses
+    it, as it refused the value itself before. A column of another type (or a JSON field
+    with its own encoder, which adapts to psycopg wrappers) sends the adapted values as a
+    list, which psycopg dumps itself.
+    """
+    key = (id(model), connection.alias, ",".join(f.attname for f in fields))
+    found = _ARRAYS.get(key)
+    if found is None:
+        found = []
+        for field in fields:
+            target = field.target_field if field.is_relation else field
+            kind = target.get_internal_type()
+            encode = _ENCODERS.get(kind, _as_list)
+            if kind == "JSONField" and getattr(field, "encoder", None) is not None:
+                encode = _as_list
+            if kind == "UUIDField" and not connection.features.has_native_uuid_field:
+                encode = _as_list
+            found.append((re.sub(r"\(.*\)", "", field.db_type(connection)) + "[]", encode))
+        _ARRAYS[key] = found
+    return found
+
+
 _MAX_IN = 30_000
 
 
@@ -272,6 +403,17 @@ def existing_values(model: type[Model], name: str, values: Any) -> set[Any]:
     )
     keys = list(by_db)
     found = set()
+    if connection.vendor == "postgresql":
+        # One array, not one placeholder per value (see _insert_unnest)
+        cast, encode = _arrays(model, [field], connection)[0]
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT {quote(field.column)} FROM {quote(model._meta.db_table)} "
+                f"WHERE {quote(field.column)} = ANY(%s::{cast})",
+                [encode(keys)],
+            )
+            found.update(by_db[row[0]] for row in cursor.fetchall() if row[0] in by_db)
+        return found
     with connection.cursor() as cursor:
         for part in chunked(keys):
             cursor.execute(head + f"({', '.join(['%s'] * len(part))})", part)
