@@ -2,6 +2,14 @@
 
 from memory.models.attacks import AttackLabel, AttackResult, RelatedConversation
 from memory.models.conversations import Conversation, Message, MessagePiece, PieceConverter
+from memory.models.crosswalk import (
+    CrosswalkLoad,
+    CrosswalkMapping,
+    CrosswalkOrigin,
+    CrosswalkSourceKind,
+    Framework,
+    FrameworkEntry,
+)
 from memory.models.findings import (
     Evidence,
     EvidenceKind,
@@ -31,11 +39,17 @@ __all__ = [
     "ComponentIdentifier",
     "ComponentIdentifierChild",
     "Conversation",
+    "CrosswalkLoad",
+    "CrosswalkMapping",
+    "CrosswalkOrigin",
+    "CrosswalkSourceKind",
     "Evidence",
     "EvidenceKind",
     "Finding",
     "FindingComment",
     "FindingStatus",
+    "Framework",
+    "FrameworkEntry",
     "HarmCategory",
     "HumanOutcome",
     "HumanVerdict",

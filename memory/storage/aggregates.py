@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
+from functools import cached_property
 from typing import Any
 
 from django.core.exceptions import EmptyResultSet
@@ -52,6 +53,7 @@ from memory.models import (
     RelatedConversation,
     Score,
 )
+from memory.storage.crosswalk import Crosswalk, crosswalk_current
 from redteam.core.choices import AttackOutcome, ScoreType
 from redteam.core.stats import (
     HISTOGRAM_BINS,
@@ -130,6 +132,13 @@ class Scope:
         """The raw values given for filter parameter ``name``."""
         return [value for key, value in self.params if key == name]
 
+    @cached_property
+    def crosswalk_tally(self) -> CrosswalkTally:
+        """The scope's attacks by attack class and targeted harm categories, with the
+        crosswalk: what every framework dimension counts. Three queries, once per scope
+        (the OWASP, ATLAS and NIST breakdowns of one page share them)."""
+        return crosswalk_tally(self)
+
     def unjoined(self) -> QuerySet:
         """The attacks as ``id IN (…)`` of the filtered set.
 
@@ -181,6 +190,7 @@ class Dimension:
     path: str = ""
     resolve: str = ""
     none_label: str = "(not set)"
+    framework: str = ""
 
     def expression(self, label_key: str | None = None) -> Expression:
         if self.name == "label":
@@ -244,6 +254,33 @@ DIMENSIONS: dict[str, Dimension] = {
             single_param=False,
             path="harm_category_index__name",
             none_label="(no harm category)",
+        ),
+        Dimension(
+            "owasp",
+            "OWASP Top 10 for LLM Applications 2025",
+            "framework",
+            multi=True,
+            single_param=False,
+            framework="owasp-llm",
+            none_label="(no OWASP category)",
+        ),
+        Dimension(
+            "atlas",
+            "MITRE ATLAS technique",
+            "framework",
+            multi=True,
+            single_param=False,
+            framework="atlas",
+            none_label="(no ATLAS technique)",
+        ),
+        Dimension(
+            "nist",
+            "NIST AI 600-1 risk",
+            "framework",
+            multi=True,
+            single_param=False,
+            framework="nist-ai-600-1",
+            none_label="(no NIST AI 600-1 risk)",
         ),
         Dimension(
             "dataset",
@@ -502,6 +539,8 @@ def breakdown(scope: Scope, name: str, *, label_key: str | None = None) -> Break
     three for converters). The label dimension groups by the value of label ``label_key``.
     """
     dimension = DIMENSIONS[name]
+    if dimension.framework:
+        return _framework_breakdown(scope, dimension)
     if name == "dataset":
         return _dataset_breakdown(scope, dimension)
     if name == "eval_hash":
@@ -615,6 +654,70 @@ def _tally(outcomes: Iterable[str]) -> OutcomeCounts:
     for outcome, count in Counter(outcomes).items():
         total = total.with_outcome(outcome, count)
     return total
+
+
+@dataclass(frozen=True)
+class CrosswalkTally:
+    """Outcome counts per (attack class, targeted harm categories) and the crosswalk."""
+
+    crosswalk: Crosswalk
+    rows: list[tuple[str | None, list[Any], OutcomeCounts]]
+
+
+def crosswalk_tally(scope: Scope) -> CrosswalkTally:
+    """Group the scope's attacks by attack identifier and harm-category list. Three queries
+    (crosswalk, grouping, identifier names).
+
+    Grouped by the stored JSON list rather than walking the harm-category links: one row per
+    distinct (class, harm list, outcome), not one per attack and harm, so the tally costs a
+    scan of the filtered attacks however many harms they carry (bench/dashboards.py).
+    """
+    walk = crosswalk_current()
+    grouped = list(
+        scope.attacks.values(
+            strategy=id_key("attack_identifier_id"),
+            harms=F("targeted_harm_categories"),
+            out=scope.outcome,
+        )
+        .annotate(count=Count("*"))
+        .order_by()
+    )
+    names = identifier_names(row["strategy"] for row in grouped)
+    merged: dict[tuple[str | None, tuple[str, ...]], OutcomeCounts] = defaultdict(OutcomeCounts)
+    for row in grouped:
+        strategy = names.get(row["strategy"], {}).get("class")
+        harms = row["harms"] if isinstance(row["harms"], list) else []
+        key = (strategy, tuple(h for h in harms if isinstance(h, str)))
+        merged[key] = merged[key].with_outcome(row["out"], row["count"])
+    return CrosswalkTally(walk, [(k[0], list(k[1]), v) for k, v in merged.items()])
+
+
+def _framework_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
+    """Per entry of one framework of the crosswalk (OWASP category, ATLAS technique, NIST risk).
+
+    An attack belongs to every entry its attack class or any of its targeted harm categories
+    maps to, once each, exactly as the ``framework`` filter selects it; so the groups do not
+    sum to the scope's total (an attack is in several, or in none: "no … category").
+    """
+    tally = scope.crosswalk_tally
+    walk = tally.crosswalk
+    counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+    for strategy, harms, value in tally.rows:
+        tags = walk.tags_for(
+            harms=harms, techniques=[strategy] if strategy else [], framework=dimension.framework
+        )
+        for tag in tags or [None]:
+            counts[tag] = counts[tag] + value
+    groups = [
+        Group(
+            key=tag,
+            label=dimension.none_label if tag is None else walk.entries[tag].label,
+            counts=value,
+            params=None if tag is None else dimension.group_params(tag),
+        )
+        for tag, value in counts.items()
+    ]
+    return Breakdown(dimension, _sorted(groups))
 
 
 def _dataset_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
