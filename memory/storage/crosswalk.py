@@ -23,7 +23,13 @@ from typing import Any
 import yaml
 from django.db import transaction
 
-from memory.models import CrosswalkLoad, CrosswalkMapping, Framework, FrameworkEntry
+from memory.models import (
+    CrosswalkLoad,
+    CrosswalkMapping,
+    CrosswalkOrigin,
+    Framework,
+    FrameworkEntry,
+)
 
 DATA_FILE = Path(__file__).with_name("crosswalk.yaml")
 HARM = "harm_category"
@@ -303,3 +309,26 @@ def crosswalk_version() -> str | None:
         .values_list("version", flat=True)
         .first()
     )
+
+
+# --- admin edits ---------------------------------------------------------------------------
+
+
+def crosswalk_row_save(*, row: Framework | FrameworkEntry | CrosswalkMapping, adding: bool) -> None:
+    """Save a crosswalk row edited in the admin, marking it so reloads leave it alone.
+
+    A mapping row made in the admin is ``origin=admin``; a shipped row (or framework, or
+    entry) changed there becomes ``edited``. A new entry's tag is derived from its code.
+    """
+    if isinstance(row, CrosswalkMapping) and adding:
+        row.origin = CrosswalkOrigin.ADMIN
+        row.shipped_version = ""
+    elif not adding:
+        row.edited = True
+    row.save()
+
+
+def crosswalk_rows_switch(*, rows: Iterable[CrosswalkMapping], active: bool) -> int:
+    """Switch mapping rows on or off (kept, and marked edited so a reload keeps the choice)."""
+    ids = [row.pk for row in rows]
+    return CrosswalkMapping.objects.filter(pk__in=ids).update(active=active, edited=True)
