@@ -196,10 +196,10 @@ WIDGET_QUERIES = {
     "asr_by_target_model": 2,
     "asr_by_converter": 3,  # (converter, attack) links, identifier names, outcome totals
     "asr_by_harm_category": 1,
-    # crosswalk, counts per identifier id and harm-category list, identifier names
-    "asr_by_owasp": 3,
-    "asr_by_atlas": 3,
-    "asr_by_nist": 3,
+    # crosswalk, counts per attack class and harm-category list
+    "asr_by_owasp": 2,
+    "asr_by_atlas": 2,
+    "asr_by_nist": 2,
     "asr_by_dataset": 2,  # counts per objective hash, seeds holding them
     "asr_by_label": 4,  # label keys (default key), the key's labels, counts, outcome totals
     "asr_by_scorer": 2,
