@@ -347,3 +347,31 @@ def test_frameworks_are_listed_in_order():
         "atlas",
         "nist-ai-600-1",
     ]
+
+
+def test_report_executive_summary_counts_findings_per_framework_tag(tagged, reviewer, build):
+    from memory.findings.reports import build_document, render_markdown
+    from memory.findings.services import report_create
+
+    other = build(harm="privacy")
+    finding_create(
+        actor=reviewer,
+        title="Second",
+        framework_tags=["owasp-llm:LLM01"],
+        evidence=[EvidenceSpec("attack", str(other.attack.pk))],
+    )
+    doc = build_document(params=(("harm_category", "privacy"),), title="t")
+    rows = doc["executive"]["findings_by_framework_tag"]
+    assert rows == [
+        {
+            "tag": "owasp-llm:LLM01",
+            "title": "Prompt Injection",
+            "framework": "OWASP Top 10 for LLM Applications",
+            "count": 2,
+        },
+        {"tag": "internal:RT-7", "title": "", "framework": "", "count": 1},
+    ]
+    assert "| owasp-llm:LLM01 | Prompt Injection | 2 |" in render_markdown(doc)
+    report = report_create(actor=reviewer, scope_query="harm_category=privacy")
+    page = logged_in(reviewer).get(report.get_absolute_url()).content.decode()
+    assert 'id="rep-framework-tags"' in page and "Prompt Injection" in page
