@@ -273,6 +273,7 @@ def test_hostile_values_never_break_the_page(viewer_client, pyrit_memory, value)
     names = [
         "labels",
         "harm_category",
+        "framework",
         "target_model",
         "attack_class",
         "dataset",
