@@ -123,6 +123,8 @@ class FrameworkFilter(django_filters.Filter):
     """
 
     field_class = RepeatedValueField
+    #: Attack identifier ids sent as constants at most; beyond, the database reads them itself.
+    MAX_IDS = 1000
 
     def filter(self, qs: QuerySet, value: list[str]) -> QuerySet:
         if not value:
@@ -134,22 +136,19 @@ class FrameworkFilter(django_filters.Filter):
         links = AttackResult.harm_category_index.through.objects
         for tag in value:
             harms, techniques = walk.sources(tag)
+            wanted = Q()
             ids = [pk for harm in harms for pk in harm_ids.get(harm, [])]
-            strategies = (
-                list(
-                    ComponentIdentifier.objects.filter(class_name__in=techniques).values_list(
-                        "pk", flat=True
-                    )
-                )
-                if techniques
-                else []
-            )
-            if not ids and not strategies:
-                return qs.none()
-            wanted = Q(attack_identifier_id__in=strategies) if strategies else Q()
             if ids:
-                linked = links.filter(harmcategory_id__in=ids).values("attackresult_id")
-                wanted = (wanted | Q(pk__in=linked)) if strategies else Q(pk__in=linked)
+                wanted |= Q(pk__in=links.filter(harmcategory_id__in=ids).values("attackresult_id"))
+            if techniques:
+                classes = ComponentIdentifier.objects.filter(class_name__in=techniques)
+                strategies = list(classes.values_list("pk", flat=True)[: self.MAX_IDS + 1])
+                if len(strategies) > self.MAX_IDS:
+                    wanted |= Q(attack_identifier_id__in=classes.values("pk"))
+                elif strategies:
+                    wanted |= Q(attack_identifier_id__in=strategies)
+            if not wanted:
+                return qs.none()
             qs = qs.filter(wanted)
         return qs
 

@@ -154,3 +154,16 @@ def test_framework_widgets_share_one_tally_and_do_not_grow_with_rows(db, rows):
     assert count_queries(ag.breakdown, request.scope, "owasp")[0] == 2
     assert count_queries(ag.breakdown, request.scope, "atlas")[0] == 0
     assert count_queries(ag.breakdown, request.scope, "nist")[0] == 0
+
+
+@pytest.mark.parametrize("max_ids", [1000, 1])
+def test_many_identifiers_of_a_class_are_read_by_a_subquery(db, monkeypatch, max_ids):
+    from memory.storage.filters import FrameworkFilter
+
+    monkeypatch.setattr(FrameworkFilter, "MAX_IDS", max_ids)
+    attacks = {
+        str(make_attack(attack_identifier=make_identifier(class_name="CrescendoAttack")).pk)
+        for _ in range(3)
+    }
+    make_attack(attack_identifier=make_identifier(class_name="SomethingElse"))
+    assert filtered_ids("framework=atlas:AML.T0054") == attacks
