@@ -43,6 +43,13 @@ FINDING_RECORDS = tuple(
     for action in ("add", "change")
 )
 
+#: The framework crosswalk, which leads keep (edited in the admin).
+CROSSWALK_RECORDS = tuple(
+    f"memory.{action}_{model}"
+    for model in ("framework", "frameworkentry", "crosswalkmapping")
+    for action in ("add", "change")
+)
+
 
 #: Webhooks (docs/webhooks.md) are the leads' alone: an endpoint's URL may itself be a secret
 #: (chat webhooks), and one that posts elsewhere would carry findings out of Redline.
@@ -81,13 +88,15 @@ def shipped_group_permissions() -> dict[str, set[str]]:
         for app_label, model in (name.split(".") for name in LEAD_MODELS)
         for action in ("add", "change")
     }
+    crosswalk_loads = {"memory.add_crosswalkload", "memory.change_crosswalkload"}
     ingest = set().union(*(_codenames(app, ("view", "add", "change")) for app in GROUP_APPS))
     return {
         VIEWER: view,
         REVIEWER: reviewer,
-        LEAD: reviewer | set(LEAD_RECORDS) | set(WEBHOOK_RECORDS),
+        LEAD: reviewer | set(LEAD_RECORDS) | set(WEBHOOK_RECORDS) | set(CROSSWALK_RECORDS),
         CURATOR: view | _codenames("seeds", ("add", "change", "delete")),
-        INGEST: ingest - lead_writes,
+        # Nor the crosswalk, which leads keep and loads record.
+        INGEST: ingest - lead_writes - set(CROSSWALK_RECORDS) - crosswalk_loads,
     }
 
 

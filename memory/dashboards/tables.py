@@ -145,18 +145,31 @@ def volume_table(request: DashboardRequest, volume: ag.Volume) -> Table:
 
 
 def breakdown_table(request: DashboardRequest, slug: str, breakdown: ag.Breakdown) -> Table:
-    columns = [breakdown.dimension.title if breakdown.dimension.name != "label" else "value"]
+    # A framework entry shows as its tag (what the CSV and the filter use) and its title.
+    framework = bool(breakdown.dimension.framework)
+    if framework:
+        columns = ["tag", "entry"]
+    else:
+        columns = [breakdown.dimension.title if breakdown.dimension.name != "label" else "value"]
     columns += COUNT_COLUMNS
-    table = Table(slug, f"ASR by {breakdown.title.lower()}", columns, numeric=_numeric(columns, 1))
+    title = breakdown.title if framework else breakdown.title.lower()
+    first_count = len(columns) - len(COUNT_COLUMNS)
+    table = Table(slug, f"ASR by {title}", columns, numeric=_numeric(columns, first_count))
     for group in breakdown.groups:
-        name = Cell(
-            group.label if group.key is None else group.key,
-            group.label,
-            request.attacks_url(group.params),
-            css="none-group" if group.key is None else "",
-            title="" if group.linkable else "No attack-list filter selects this group",
-        )
-        table.rows.append([name, *count_cells(request, group.counts, group.params)])
+        shown = group.key if framework and group.key is not None else group.label
+        cells = [
+            Cell(
+                group.label if group.key is None else group.key,
+                shown,
+                request.attacks_url(group.params),
+                css="none-group" if group.key is None else "",
+                title="" if group.linkable else "No attack-list filter selects this group",
+            )
+        ]
+        if framework:
+            entry = "" if group.key is None else group.label.partition(" ")[2]
+            cells.append(Cell(entry, entry))
+        table.rows.append([*cells, *count_cells(request, group.counts, group.params)])
     return table
 
 

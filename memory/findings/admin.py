@@ -12,13 +12,27 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.options import ActionLocation
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest
 from simple_history.admin import SimpleHistoryAdmin
 
 from memory.findings import lifecycle, services
 from memory.findings.selectors import seal_checks
-from memory.models import Evidence, Finding, FindingComment, Operation, Report, Retest
+from memory.models import (
+    CrosswalkLoad,
+    CrosswalkMapping,
+    CrosswalkOrigin,
+    Evidence,
+    Finding,
+    FindingComment,
+    Framework,
+    FrameworkEntry,
+    Operation,
+    Report,
+    Retest,
+)
+from memory.storage import crosswalk
 from redteam.core.errors import InvalidMemory
 
 
@@ -232,3 +246,88 @@ class FindingCommentAdmin(ReadOnlyAdmin):
 class RetestAdmin(ReadOnlyAdmin):
     list_display = ("finding", "attack_ref", "result", "recorded_at")
     list_select_related = ("finding",)
+
+
+# --- the framework crosswalk ---------------------------------------------------------------
+
+
+class CrosswalkRowAdmin(admin.ModelAdmin):
+    """Crosswalk rows are saved through ``crosswalk_row_save``: an edit marks the row so that
+    loading a newer shipped crosswalk leaves it alone (docs/findings.md)."""
+
+    def save_model(self, request: HttpRequest, obj: Any, form: Any, change: bool) -> None:
+        crosswalk.crosswalk_row_save(row=obj, adding=not change)
+
+
+@admin.register(Framework)
+class FrameworkAdmin(CrosswalkRowAdmin):
+    list_display = ("key", "name", "edition", "position", "edited")
+    fields = ("key", "name", "edition", "url", "position", "edited")
+    readonly_fields = ("edited",)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        # The key is the prefix of every tag findings carry: fixed once made.
+        return ("key", "edited") if obj is not None else ("edited",)
+
+
+@admin.register(FrameworkEntry)
+class FrameworkEntryAdmin(CrosswalkRowAdmin):
+    list_display = ("tag", "title", "framework", "edited")
+    list_filter = ("framework",)
+    list_select_related = ("framework",)
+    search_fields = ("tag", "title")
+    fields = ("framework", "code", "tag", "title", "url", "position", "edited")
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        # Findings carry the tag: an entry's framework and code are fixed once made.
+        if obj is not None:
+            return ("framework", "code", "tag", "edited")
+        return ("tag", "edited")
+
+
+@admin.register(CrosswalkMapping)
+class CrosswalkMappingAdmin(CrosswalkRowAdmin):
+    list_display = (
+        "source_kind",
+        "source_value",
+        "entry",
+        "active",
+        "origin",
+        "edited",
+        "shipped_version",
+    )
+    list_filter = ("source_kind", "active", "origin", "edited", "entry__framework")
+    list_select_related = ("entry",)
+    search_fields = ("source_value", "entry__tag", "entry__title")
+    fields = ("source_kind", "source_value", "entry", "active", "note", "origin", "edited")
+    readonly_fields = ("origin", "edited", "shipped_version")
+    actions = ("switch_off", "switch_on")
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # A deleted shipped row would come back with the next load: switch it off instead.
+        if obj is not None and obj.origin == CrosswalkOrigin.SHIPPED:
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def get_actions(
+        self, request: HttpRequest, action_location: Any = ActionLocation.CHANGE_LIST
+    ) -> dict[str, Any]:
+        # Deleting shipped rows in bulk would undo itself at the next load: switch them off.
+        found = super().get_actions(request, action_location)
+        found.pop("delete_selected", None)
+        return found
+
+    @admin.action(description="Switch the selected rows off (kept through reloads)")
+    def switch_off(self, request: HttpRequest, queryset: Any) -> None:
+        count = crosswalk.crosswalk_rows_switch(rows=queryset, active=False)
+        messages.success(request, f"{count} row(s) switched off.")
+
+    @admin.action(description="Switch the selected rows on")
+    def switch_on(self, request: HttpRequest, queryset: Any) -> None:
+        count = crosswalk.crosswalk_rows_switch(rows=queryset, active=True)
+        messages.success(request, f"{count} row(s) switched on.")
+
+
+@admin.register(CrosswalkLoad)
+class CrosswalkLoadAdmin(ReadOnlyAdmin):
+    list_display = ("version", "loaded_at", "reset", "added", "updated", "removed", "kept_edited")

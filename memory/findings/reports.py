@@ -42,6 +42,7 @@ from memory.models import (
     Severity,
 )
 from memory.storage import aggregates as ag
+from memory.storage.crosswalk import crosswalk_current
 from redteam.core.choices import is_media_value
 from redteam.core.stats import OutcomeCounts, percent_text
 
@@ -258,6 +259,25 @@ def _findings(findings: QuerySet, *, redact_media: bool) -> list[dict[str, Any]]
     ]
 
 
+def _by_framework_tag(finding_rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Findings per framework tag, crosswalk entries first in framework order (with their
+    titles), then free tags by name. One query (the crosswalk)."""
+    entries = crosswalk_current().entries
+    order = {tag: index for index, tag in enumerate(entries)}
+    counts = Counter(tag for f in finding_rows for tag in f["framework_tags"])
+    return [
+        {
+            "tag": tag,
+            "title": entries[tag].title if tag in entries else "",
+            "framework": entries[tag].framework_name if tag in entries else "",
+            "count": count,
+        }
+        for tag, count in sorted(
+            counts.items(), key=lambda kv: (order.get(kv[0], len(order)), kv[0])
+        )
+    ]
+
+
 def scope_findings(attacks: QuerySet, operation: Operation | None) -> QuerySet:
     """The findings a report covers: the operation's, and any with evidence in scope."""
     held = Q(evidence__attack_result__in=attacks.values("pk")) | Q(
@@ -322,6 +342,7 @@ def build_document(
                 {"key": value, "label": label, "count": status.get(value, 0)}
                 for value, label in FindingStatus.choices
             ],
+            "findings_by_framework_tag": _by_framework_tag(finding_rows),
         },
         "findings": finding_rows,
         "appendix": appendix,
@@ -393,6 +414,13 @@ def render_markdown(document: dict[str, Any]) -> str:
     lines += [f"| {r['label']} | {r['count']} |" for r in ex["findings_by_severity"]]
     lines += ["", "| status | count |", "|---|---|"]
     lines += [f"| {r['label']} | {r['count']} |" for r in ex["findings_by_status"] if r["count"]]
+    # Reports made before framework tags were summarised have no such list.
+    if ex.get("findings_by_framework_tag"):
+        lines += ["", "| framework tag | entry | findings |", "|---|---|---|"]
+        lines += [
+            f"| {_md(r['tag'])} | {_md(r['title']) or '—'} | {r['count']} |"
+            for r in ex["findings_by_framework_tag"]
+        ]
     lines += ["", "## Findings", ""]
     for finding in document["findings"]:
         lines += [

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +13,7 @@ from django.http import QueryDict
 
 from memory.findings.seal import Target, changed_paths, seal_documents, seal_of
 from memory.models import AttackResult, Evidence, EvidenceKind, Finding, Operation, Retest
+from memory.storage.crosswalk import Crosswalk, crosswalk_current
 from memory.storage.filters import AttackResultFilter
 
 Params = tuple[tuple[str, str], ...]
@@ -185,3 +187,70 @@ def as_params(value: Any) -> Params:
     if isinstance(value, str):
         return tuple(parse_qsl(value.lstrip("?")))
     return tuple((str(k), str(v)) for k, v in value)
+
+
+# --- framework tags ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TagSuggestion:
+    """A framework tag the crosswalk suggests for a finding, and why (``reasons``)."""
+
+    tag: str
+    code: str
+    title: str
+    framework: str
+    reasons: tuple[str, ...]
+
+
+def tag_suggestions(
+    findings: Sequence[Finding], *, walk: Crosswalk | None = None
+) -> dict[Any, list[TagSuggestion]]:
+    """Per finding, the crosswalk's tags it does not carry yet, in framework order.
+
+    A tag is suggested by the finding's harm categories and by the attacks attached as its
+    evidence (their targeted harm categories and attack class). Two queries, whatever the
+    number of findings: the crosswalk (unless ``walk`` is given) and the evidence attacks.
+    """
+    walk = walk or crosswalk_current()
+    reasons: dict[Any, dict[str, list[str]]] = {f.pk: defaultdict(list) for f in findings}
+
+    def note(finding_id: Any, tags: set[str], why: str) -> None:
+        for tag in tags:
+            if why not in reasons[finding_id][tag]:
+                reasons[finding_id][tag].append(why)
+
+    for finding in findings:
+        for harm in finding.harm_categories or []:
+            note(finding.pk, walk.harm_tags(harm), f"harm category {harm}")
+    attacks = (
+        Evidence.objects.filter(finding__in=[f.pk for f in findings], attack_result__isnull=False)
+        .values_list(
+            "finding_id",
+            "attack_result__targeted_harm_categories",
+            "attack_result__attack_identifier__class_name",
+        )
+        .distinct()
+        .order_by()
+    )
+    for finding_id, harms, attack_class in attacks:
+        for harm in harms if isinstance(harms, list) else []:
+            note(finding_id, walk.harm_tags(harm), f"evidence attack harm category {harm}")
+        if attack_class:
+            note(finding_id, walk.technique_tags(attack_class), f"evidence attack {attack_class}")
+    order = {tag: index for index, tag in enumerate(walk.entries)}
+    out: dict[Any, list[TagSuggestion]] = {}
+    for finding in findings:
+        carried = set(finding.framework_tags or [])
+        out[finding.pk] = [
+            TagSuggestion(
+                tag=tag,
+                code=walk.entries[tag].code,
+                title=walk.entries[tag].title,
+                framework=walk.entries[tag].framework_name,
+                reasons=tuple(why),
+            )
+            for tag, why in sorted(reasons[finding.pk].items(), key=lambda kv: order[kv[0]])
+            if tag not in carried
+        ]
+    return out

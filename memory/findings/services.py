@@ -431,6 +431,29 @@ def finding_update(*, finding: Finding, actor: AbstractBaseUser, **changes: Any)
     return locked
 
 
+def finding_tags_add(*, finding: Finding, actor: AbstractBaseUser, tags: Sequence[str]) -> Finding:
+    """Append framework tags the finding does not carry yet (a suggestion taken with one click).
+
+    Appended under the row lock, so a tag added while someone else edits the finding joins
+    their tags instead of replacing them.
+    """
+    problems: list[Problem] = []
+    wanted = _strings(tags, "tags", problems)
+    if not wanted:
+        problems.append(Problem("tags", "is required"))
+    if problems:
+        raise InvalidMemory(problems)
+    with transaction.atomic():
+        locked = Finding.objects.select_for_update().get(pk=finding.pk)
+        merged = _strings([*locked.framework_tags, *wanted], "framework_tags", problems)
+        if merged != locked.framework_tags:
+            locked.framework_tags = merged
+            locked.updated_at = timezone.now()
+            _with_actor(locked, actor)
+            locked.save()
+    return locked
+
+
 def finding_status_set(
     *, finding: Finding, status: str, actor: AbstractBaseUser, note: str = ""
 ) -> Finding:

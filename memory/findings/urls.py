@@ -14,6 +14,7 @@ urlpatterns = [
     path("findings/add/", views.finding_pick, name="finding-pick"),
     path("findings/<uuid:finding_id>/", views.finding_detail, name="finding-detail"),
     path("findings/<uuid:finding_id>/edit/", views.finding_edit, name="finding-edit"),
+    path("findings/<uuid:finding_id>/tags/", views.finding_tag_add, name="finding-tag-add"),
     path("findings/<uuid:finding_id>/status/", views.finding_status, name="finding-status"),
     path("findings/<uuid:finding_id>/comments/", views.finding_comment, name="finding-comment"),
     path("findings/<uuid:finding_id>/evidence/", views.finding_evidence, name="finding-evidence"),

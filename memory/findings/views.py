@@ -37,6 +37,7 @@ from memory.findings.selectors import (
     params_query,
     retest_suggestions,
     seal_checks,
+    tag_suggestions,
 )
 from memory.findings.services import (
     EvidenceSpec,
@@ -44,6 +45,7 @@ from memory.findings.services import (
     finding_comment_add,
     finding_create,
     finding_status_set,
+    finding_tags_add,
     finding_update,
     operation_save,
     report_create,
@@ -60,6 +62,7 @@ from memory.models import (
     Severity,
 )
 from memory.storage import aggregates as ag
+from memory.storage.crosswalk import crosswalk_current, crosswalk_version
 from redteam.core.downloads import as_attachment
 from redteam.core.errors import InvalidMemory
 
@@ -263,17 +266,47 @@ def finding_edit(request: HttpRequest, finding_id: Any) -> HttpResponse:
         "reproduction_steps": finding.reproduction_steps,
         "remediation": finding.remediation,
     }
-    form = FindingForm(request.POST or None, initial=initial)
-    if request.method == "POST" and form.is_valid():
+    added = request.POST.get("add_tag", "").strip() if request.method == "POST" else ""
+    if added:
+        # "Add" beside a suggested tag: the form comes back with the tag appended and every
+        # other field as typed, nothing saved yet.
+        initial = {name: request.POST.get(name, "") for name in FindingForm.base_fields}
+        tags = [t.strip() for t in initial["framework_tags"].split(",") if t.strip()]
+        initial["framework_tags"] = ", ".join([*tags, added] if added not in tags else tags)
+        form = FindingForm(initial=initial)
+    else:
+        form = FindingForm(request.POST or None, initial=initial)
+    if request.method == "POST" and not added and form.is_valid():
         try:
             finding_update(finding=finding, actor=request.user, **form.cleaned_data)
         except InvalidMemory as error:
             _show_problems(form, error)
         else:
             return redirect(finding)
+    typed = [t.strip() for t in str(form["framework_tags"].value() or "").split(",")]
+    suggested = [s for s in tag_suggestions([finding])[finding.pk] if s.tag not in typed]
     return render(
-        request, "findings/finding_form.html", {"form": form, "finding": finding, "evidence": []}
+        request,
+        "findings/finding_form.html",
+        {"form": form, "finding": finding, "evidence": [], "tag_suggestions": suggested},
     )
+
+
+@login_required
+@require_POST
+def finding_tag_add(request: HttpRequest, finding_id: Any) -> HttpResponse:
+    """Add one framework tag (a suggestion's "Add" button on the finding page)."""
+    _need(request, CHANGE_FINDING_PERMISSION)
+    finding = get_object_or_404(Finding, pk=finding_id)
+    tag = request.POST.get("tag", "")
+    if tag not in finding.framework_tags:
+        try:
+            finding_tags_add(finding=finding, actor=request.user, tags=[tag])
+        except InvalidMemory as error:
+            messages.error(request, f"Not added: {error}")
+        else:
+            messages.success(request, f"Tag {tag} added.")
+    return redirect(finding)
 
 
 def _history(finding: Finding) -> list[dict[str, Any]]:
@@ -321,8 +354,13 @@ def finding_detail(request: HttpRequest, finding_id: Any) -> HttpResponse:
         )
     )
     can_write = request.user.has_perm(FINDING_PERMISSION)
+    walk = crosswalk_current()
     context = {
         "finding": finding,
+        # Each tag with its crosswalk entry (None: a free tag the crosswalk does not know).
+        "framework_tags": [(tag, walk.entries.get(tag)) for tag in finding.framework_tags],
+        "tag_suggestions": tag_suggestions([finding], walk=walk)[finding.pk],
+        "crosswalk_version": crosswalk_version(),
         "checks": seal_checks(evidence),
         "status_form": StatusForm(current=finding.status),
         "next_statuses": lifecycle.next_statuses(finding.status),

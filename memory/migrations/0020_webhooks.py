@@ -10,7 +10,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0018_push_source'),
+        ('memory', '0019_crosswalk'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 

@@ -2,6 +2,14 @@
 
 from memory.models.attacks import AttackLabel, AttackResult, RelatedConversation
 from memory.models.conversations import Conversation, Message, MessagePiece, PieceConverter
+from memory.models.crosswalk import (
+    CrosswalkLoad,
+    CrosswalkMapping,
+    CrosswalkOrigin,
+    CrosswalkSourceKind,
+    Framework,
+    FrameworkEntry,
+)
 from memory.models.findings import (
     Evidence,
     EvidenceKind,
@@ -40,12 +48,18 @@ __all__ = [
     "ComponentIdentifier",
     "ComponentIdentifierChild",
     "Conversation",
+    "CrosswalkLoad",
+    "CrosswalkMapping",
+    "CrosswalkOrigin",
+    "CrosswalkSourceKind",
     "DeliveryState",
     "Evidence",
     "EvidenceKind",
     "Finding",
     "FindingComment",
     "FindingStatus",
+    "Framework",
+    "FrameworkEntry",
     "HarmCategory",
     "HumanOutcome",
     "HumanVerdict",

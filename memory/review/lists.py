@@ -250,6 +250,7 @@ FILTER_LABELS = {
     "scorer_hash": "Scorer",
     "labels": "Label",
     "harm_category": "Harm category",
+    "framework": "Framework",
     "dataset": "Dataset",
     "identifier": "Identifier",
     "eval_hash": "Eval hash",

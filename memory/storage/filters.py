@@ -17,11 +17,13 @@ from typing import Any
 import django_filters
 from django.db.models import Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
+from drf_spectacular.utils import extend_schema_field
 
 from memory.models import (
     AttackResult,
     ComponentIdentifier,
     Conversation,
+    HarmCategory,
     Label,
     MessagePiece,
     PieceConverter,
@@ -29,6 +31,7 @@ from memory.models import (
     ScenarioResult,
     Score,
 )
+from memory.storage.crosswalk import crosswalk_current, harm_key
 from redteam.core.choices import (
     AttackOutcome,
     ChatMessageRole,
@@ -45,6 +48,7 @@ from redteam.core.filters import (
     IsoDateTimeFilter,
     JSONListFilter,
     LabelPairsField,
+    RepeatedValueField,
     StrictBooleanFilter,
     text_search,
 )
@@ -104,6 +108,49 @@ class ModelNameFilter(django_filters.CharFilter):
         if not ids:
             return qs.none()
         return qs.filter(**{f"{self.field_name}__in": ids})
+
+
+@extend_schema_field({"type": "array", "items": {"type": "string"}})
+class FrameworkFilter(django_filters.Filter):
+    """``framework=owasp-llm:LLM01``, repeatable, all required: the attacks the crosswalk maps
+    to that framework entry, through a targeted harm category or the attack class.
+
+    The crosswalk (one query), the harm-category names (one query on the small lookup table,
+    matched case-insensitively in Python so both databases agree on every alphabet) and the
+    attack identifiers of the mapped classes (one query) are read first; the attacks are then
+    ``attack identifier IN (ids) OR id IN (links of the harm ids)``. An entry nothing maps to,
+    or an unknown tag, matches nothing.
+    """
+
+    field_class = RepeatedValueField
+    #: Attack identifier ids sent as constants at most; beyond, the database reads them itself.
+    MAX_IDS = 1000
+
+    def filter(self, qs: QuerySet, value: list[str]) -> QuerySet:
+        if not value:
+            return qs
+        walk = crosswalk_current()
+        harm_ids: dict[str, list[int]] = {}
+        for pk, name in HarmCategory.objects.values_list("pk", "name"):
+            harm_ids.setdefault(harm_key(name), []).append(pk)
+        links = AttackResult.harm_category_index.through.objects
+        for tag in value:
+            harms, techniques = walk.sources(tag)
+            wanted = Q()
+            ids = [pk for harm in harms for pk in harm_ids.get(harm, [])]
+            if ids:
+                wanted |= Q(pk__in=links.filter(harmcategory_id__in=ids).values("attackresult_id"))
+            if techniques:
+                classes = ComponentIdentifier.objects.filter(class_name__in=techniques)
+                strategies = list(classes.values_list("pk", flat=True)[: self.MAX_IDS + 1])
+                if len(strategies) > self.MAX_IDS:
+                    wanted |= Q(attack_identifier_id__in=classes.values("pk"))
+                elif strategies:
+                    wanted |= Q(attack_identifier_id__in=strategies)
+            if not wanted:
+                return qs.none()
+            qs = qs.filter(wanted)
+        return qs
 
 
 # --- filtersets ---------------------------------------------------------------------------------
@@ -294,10 +341,11 @@ class AttackResultFilter(django_filters.FilterSet):
     attack or the atomic-attack identifier; ``scorer_*`` is the scorer of the last score;
     ``converter_class`` matches any converter in the chain of any piece of the main
     conversation; ``dataset`` is a seed dataset holding a seed whose content hash equals the
-    objective's. ``scenario`` is the owning scenario result's id, ``atomic_attack`` the
-    collection PyRIT filed the result under in it. ``push_source``: the id of the
-    ``PushSource`` (machine and database) a ``redline-push`` created it from. ``q``: the
-    objective.
+    objective's. ``framework`` is a crosswalk entry's tag (``owasp-llm:LLM01``): attacks whose
+    targeted harm categories or attack class map to it. ``scenario`` is the owning scenario
+    result's id, ``atomic_attack`` the collection PyRIT filed the result under in it.
+    ``push_source``: the id of the ``PushSource`` (machine and database) a ``redline-push``
+    created it from. ``q``: the objective.
     """
 
     conversation_id = django_filters.CharFilter(field_name="conversation__conversation_id")
@@ -310,6 +358,7 @@ class AttackResultFilter(django_filters.FilterSet):
     )
     labels = LabelsFilter(field_name="label_index")
     harm_category = HarmCategoryFilter(field_name="harm_category_index")
+    framework = FrameworkFilter()
     attack_class = django_filters.CharFilter(field_name="attack_identifier__class_name")
     target_class = django_filters.CharFilter(
         field_name="conversation__target_identifier__class_name"

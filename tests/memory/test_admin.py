@@ -134,11 +134,11 @@ def test_every_memory_model_is_registered():
         for model in apps.get_app_config("memory").get_models()
         if not model.__name__.startswith("Historical")
     }
-    # Operations, findings and reports have their own admin (memory/findings/admin.py), and so
-    # have webhooks (memory/findings/webhooks/admin.py, tests/findings/test_webhook_admin.py).
-    findings = {
-        m for m in models if m.__module__ in ("memory.models.findings", "memory.models.webhooks")
-    }
+    # Operations, findings, reports and the framework crosswalk have their own admin
+    # (memory/findings/admin.py), and so have webhooks (memory/findings/webhooks/admin.py,
+    # tests/findings/test_webhook_admin.py).
+    own_admin = ("memory.models.findings", "memory.models.crosswalk", "memory.models.webhooks")
+    findings = {m for m in models if m.__module__ in own_admin}
     assert models - findings == set(BUILDERS) | EDITABLE
     assert all(admin.site.is_registered(model) for model in models)
 

@@ -3,7 +3,10 @@ where they differ)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from memory.findings.selectors import operation_params, params_query
@@ -117,8 +120,19 @@ class RetestSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
+class TagSuggestionSerializer(serializers.Serializer):
+    """A framework tag the crosswalk suggests, and why."""
+
+    tag = serializers.CharField(help_text="owasp-llm:LLM01, atlas:AML.T0051, nist-ai-600-1:…")
+    code = serializers.CharField()
+    title = serializers.CharField()
+    framework = serializers.CharField()
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
 class FindingSerializer(serializers.ModelSerializer):
-    """A finding with its evidence (each with its seal state), retests and comments."""
+    """A finding with its evidence (each with its seal state), retests and comments, and the
+    framework tags the crosswalk suggests that it does not carry yet (read-only)."""
 
     owner = UserField(required=False, allow_null=True)
     operation = serializers.PrimaryKeyRelatedField(
@@ -128,6 +142,7 @@ class FindingSerializer(serializers.ModelSerializer):
     retests = RetestSerializer(many=True, read_only=True)
     comments = CommentSerializer(many=True, read_only=True)
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    suggested_tags = serializers.SerializerMethodField()
 
     class Meta:
         model = Finding
@@ -153,6 +168,7 @@ class FindingSerializer(serializers.ModelSerializer):
             "evidence",
             "retests",
             "comments",
+            "suggested_tags",
         ]
         read_only_fields = [
             "id",
@@ -165,6 +181,12 @@ class FindingSerializer(serializers.ModelSerializer):
             "created_at",
             "updated_at",
         ]
+
+    @extend_schema_field(TagSuggestionSerializer(many=True))
+    def get_suggested_tags(self, finding: Finding) -> list[dict[str, Any]]:
+        # Computed for the whole page at once by the view (``tag_suggestions``).
+        found = self.context.get("tag_suggestions", {}).get(finding.pk, [])
+        return TagSuggestionSerializer(found, many=True).data
 
 
 class FindingCreateSerializer(serializers.Serializer):

@@ -19,7 +19,7 @@ from rest_framework.response import Response
 from memory.findings import services
 from memory.findings.api import serializers as s
 from memory.findings.filtersets import FindingFilter, OperationFilter
-from memory.findings.selectors import seal_checks
+from memory.findings.selectors import seal_checks, tag_suggestions
 from memory.models import AttackResult, Evidence, Finding, Operation, Report
 from redteam.core.errors import InvalidMemory
 
@@ -99,11 +99,17 @@ class FindingViewSet(
         )
 
     def get_serializer_context(self) -> dict[str, Any]:
-        return {**super().get_serializer_context(), "seal_states": getattr(self, "_seals", {})}
+        return {
+            **super().get_serializer_context(),
+            "seal_states": getattr(self, "_seals", {}),
+            "tag_suggestions": getattr(self, "_tags", {}),
+        }
 
     def _check_seals(self, findings: list[Finding]) -> None:
+        """Every seal and the crosswalk's tag suggestions of the findings shown, at once."""
         evidence = [e for f in findings for e in f.evidence.all()]
         self._seals = {c.evidence.pk: c.state for c in seal_checks(evidence)}
+        self._tags = tag_suggestions(findings)
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         queryset = self.filter_queryset(self.get_queryset())
