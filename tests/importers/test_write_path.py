@@ -7,7 +7,9 @@ columns left out are the write times (``auto_now`` / ``auto_now_add``, and a his
 copies of them and its ``history_date``), which differ between any two imports. Surrogate keys
 are compared by rank (their order of insertion): on SQLite the rolled-back run leaves the
 counters where they were, so they are equal outright; PostgreSQL sequences do not roll back,
-so there they are offset, and the rank is what must match.
+so there they are offset, and the rank is what must match. Labels, harm categories and media
+locations, inserted in the order of a Python set, are ranked by what they hold; the rows of a
+many-to-many index (a conversation's labels) are the pair they link, without a key of their own.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from django.apps import apps
 from django.conf import settings
 from django.db import models, transaction
 
+from memory.models import HarmCategory, Label, MediaLocation
 from memory.transfer.importers.direct import DirectWriter
 from memory.transfer.importers.runner import Importer
 from memory.transfer.importers.service import import_pyrit_db
@@ -34,6 +37,16 @@ FILES = {**FIXTURE_DBS, "1.2": DB_12}
 
 class _Rollback(Exception):
     pass
+
+
+#: Rows inserted in the order of a Python set (the service's ``_label_rows`` and ``_harm_rows``,
+#: the importer's media locations, a set of (value, blob) pairs on both paths): their keys
+#: follow no order of the file, so they are ranked by what they hold.
+NATURAL_KEYS = {
+    Label: ("key", "value"),
+    HarmCategory: ("name",),
+    MediaLocation: ("location", "blob__sha256"),
+}
 
 
 def _models() -> list[type[models.Model]]:
@@ -57,6 +70,12 @@ def _is_write_time(model: type[models.Model], f: models.Field) -> bool:
     return False
 
 
+def _is_link(model: type[models.Model]) -> bool:
+    """A many-to-many table: a surrogate key and two foreign keys, nothing else."""
+    rest = [f for f in model._meta.concrete_fields if not f.primary_key]
+    return _surrogate(model) and len(rest) == 2 and all(f.is_relation for f in rest)
+
+
 def _surrogate(model: type[models.Model]) -> bool:
     return isinstance(model._meta.pk, models.AutoField)
 
@@ -67,16 +86,24 @@ def dump() -> dict[str, list[tuple[Any, ...]]]:
     ranks: dict[type[models.Model], dict[Any, int]] = {}
     for model in tables:
         if _surrogate(model):
-            pks = model._base_manager.order_by("pk").values_list("pk", flat=True)
+            order = NATURAL_KEYS.get(model, ("pk",))
+            pks = model._base_manager.order_by(*order).values_list("pk", flat=True)
             ranks[model] = {pk: rank for rank, pk in enumerate(pks)}
     out = {}
     for model in tables:
-        fields = [f for f in model._meta.concrete_fields if not _is_write_time(model, f)]
+        fields = [
+            f
+            for f in model._meta.concrete_fields
+            if not _is_write_time(model, f) and not (f.primary_key and _is_link(model))
+        ]
+        original = getattr(model, "instance_type", None)
         rows = []
         for values in model._base_manager.order_by("pk").values_list(*[f.attname for f in fields]):
             row = []
             for f, value in zip(fields, values, strict=True):
                 target = f.related_model if f.is_relation else (model if f.primary_key else None)
+                if original is not None and f.name == original._meta.pk.name:
+                    target = original  # a history row's copy of its row's key
                 if target in ranks and value is not None:
                     value = ("#", ranks[target][value])
                 row.append(value)
