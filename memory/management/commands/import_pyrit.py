@@ -114,8 +114,8 @@ class Command(BaseCommand):
     """``manage.py import_pyrit PATH``: read a PyRIT memory file into Redline (read-only)."""
 
     help = (
-        "Import a PyRIT SQLite memory file (PyRIT 0.9 to 1.1.0) and its media through the "
-        "ingestion service. The file is opened read-only. Safe to run again: nothing is "
+        "Import a PyRIT SQLite memory file (PyRIT 0.9 to 1.1.0) and its media; it stores what "
+        "the ingestion service stores. The file is opened read-only. Safe to run again: nothing is "
         "duplicated."
     )
 

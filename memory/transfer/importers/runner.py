@@ -11,10 +11,14 @@ chunk is normalised by
 chunks imported and nothing of the failing one. Items the service refuses are left out and
 reported; everything else of the chunk is written.
 
-Memory stays bounded: a reader thread prepares at most two chunks ahead of the writer, and
-lookups live in a scratch SQLite file (labels per conversation, conversations seen, the media
-listing). Identifiers are parsed here, once per distinct text, into ``ComponentIdentifier``
-objects (the reader alone would leave them dicts).
+With the direct write path (the default) the reader is a second process and chunks of new
+rows are written by :mod:`memory.transfer.importers.direct`; the rest, and every chunk with
+``write_path="service"``, goes to the service as above.
+
+Memory stays bounded: the reader (process or thread) prepares at most two chunks ahead of
+the writer, and lookups live in a scratch SQLite file (labels per conversation, conversations
+seen, the media listing). Identifiers are parsed here, once per distinct text, into
+``ComponentIdentifier`` objects (the reader alone would leave them dicts).
 """
 
 from __future__ import annotations
