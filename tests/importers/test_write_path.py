@@ -28,7 +28,7 @@ from memory.models import HarmCategory, Label, MediaLocation
 from memory.transfer.importers.direct import DirectWriter
 from memory.transfer.importers.runner import Importer
 from memory.transfer.importers.service import import_pyrit_db
-from tests.importers.conftest import DB_12, FIXTURE_DBS, copy_fixture
+from tests.importers.conftest import DB_12, FIXTURE_DBS, copy_fixture, source_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -120,9 +120,11 @@ def direct_chunks(monkeypatch) -> list[int]:
     written: list[int] = []
     original = DirectWriter._write
 
-    def spy(self, batch, outcome):
-        written.append(len(batch.pieces) + len(batch.scores))
-        return original(self, batch, outcome)
+    def spy(self, batch, outcome, stored):
+        done = original(self, batch, outcome, stored)
+        if done:
+            written.append(len(batch.pieces) + len(batch.scores))
+        return done
 
     monkeypatch.setattr(DirectWriter, "_write", spy)
     forked = Importer._import_all_forked
@@ -219,5 +221,13 @@ def test_direct_path_equals_the_service_on_the_benchmark_file(tmp_path, direct_c
         _forget_media()
     import_pyrit_db(path=db, write_path="direct", chunk_rows=97)
     assert_same(service_dump, dump())
-    # chunks of new rows went direct; those continuing a conversation went to the service
-    assert sum(n > 0 for n in direct_chunks) >= 3
+    # every chunk of pieces (each continues a conversation of the one before) and of scores
+    # went direct; the attack results went to the service
+    pieces, scores = (
+        source_rows(db, f'SELECT count(*) FROM "{table}"')[0][0]
+        for table in ("PromptMemoryEntries", "ScoreEntries")
+    )
+    assert [n for n in direct_chunks if n > 0] == [
+        *(min(97, pieces - start) for start in range(0, pieces, 97)),
+        *(min(97, scores - start) for start in range(0, scores, 97)),
+    ]

@@ -32,7 +32,7 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connections, router, transaction
-from django.db.models import NOT_PROVIDED, Model
+from django.db.models import NOT_PROVIDED, Max, Model
 from django.utils import timezone
 
 from memory.models import (
@@ -62,7 +62,7 @@ from memory.storage.write import (
     _sha,
 )
 from redteam.core import identifiers as ids
-from redteam.core.bulk import _adapters, _columns, existing_values, insert_rows
+from redteam.core.bulk import _adapters, _columns, existing_values, insert_rows, update_rows
 from redteam.core.choices import is_media_value
 from redteam.core.scoring import score_numeric_value
 
@@ -255,10 +255,13 @@ class DirectWriter:
         outcome = _Outcome()
         with transaction.atomic():
             _serialise_writers()
-            if self._anything_stored(batch):
+            stored = self._stored_conversations(batch)
+            if stored is None:
                 self.handed_over += 1
                 return None
-            self._write(batch, outcome)
+            if not self._write(batch, outcome, stored):
+                self.handed_over += 1
+                return None
         self.written += 1
         return _report(batch, [], outcome, started, True, True, False)  # type: ignore[arg-type]
 
@@ -270,12 +273,43 @@ class DirectWriter:
         found.update(c.conversation_id for c in batch.conversations)
         return found
 
-    def _anything_stored(self, batch: NormalizedBatch) -> bool:
-        return bool(
-            existing_values(Conversation, "conversation_id", self._conversation_ids(batch))
-            or existing_values(MessagePiece, "id", [p.spec.id for p in batch.pieces])
-            or existing_values(Score, "id", [s.id for s in batch.scores])
-        )
+    def _stored_conversations(self, batch: NormalizedBatch) -> dict[str, Conversation] | None:
+        """The stored conversations the chunk's pieces continue, or None when the service
+        must take the chunk: a piece or score is stored already (a re-import: merged or
+        reported there), or a conversation row of the file is (merged there)."""
+        if existing_values(MessagePiece, "id", [p.spec.id for p in batch.pieces]) or (
+            existing_values(Score, "id", [s.id for s in batch.scores])
+        ):
+            return None
+        found = existing_values(Conversation, "conversation_id", self._conversation_ids(batch))
+        if not found:
+            return {}
+        if any(c.conversation_id in found for c in batch.conversations):
+            return None
+        return {
+            c.conversation_id: c for c in Conversation.objects.filter(conversation_id__in=found)
+        }
+
+    @staticmethod
+    def _stored_messages(
+        batch: NormalizedBatch, stored: dict[str, Conversation]
+    ) -> dict[tuple[str, int], tuple[int, str]] | None:
+        """(conversation id, sequence) → (pk, role) of the stored messages the chunk's pieces
+        join; None when one has another role (a conflict the service reports)."""
+        touched = {m.conversation_id for m in batch.messages} & set(stored)
+        if not touched:
+            return {}
+        found = {
+            (cid, sequence): (pk, role)
+            for pk, cid, sequence, role in Message.objects.filter(
+                conversation__conversation_id__in=touched
+            ).values_list("id", "conversation__conversation_id", "sequence", "role")
+        }
+        for message in batch.messages:
+            known = found.get((message.conversation_id, message.sequence))
+            if known is not None and known[1] != message.role:
+                return None
+        return found
 
     # --- writes -----------------------------------------------------------------------------
 
@@ -289,7 +323,13 @@ class DirectWriter:
     def _pk(self, identifier: ids.ComponentIdentifier | None) -> int | None:
         return None if identifier is None else self.identifier_pks[identifier.hash]
 
-    def _write(self, batch: NormalizedBatch, outcome: _Outcome) -> None:
+    def _write(
+        self, batch: NormalizedBatch, outcome: _Outcome, stored: dict[str, Conversation]
+    ) -> bool:
+        """Write the chunk; False (nothing written) when the service must take it."""
+        messages_stored = self._stored_messages(batch, stored)
+        if messages_stored is None:
+            return False
         now = _now()
         status = outcome.status
         self._identifiers(_batch_identifiers(batch))
@@ -317,8 +357,9 @@ class DirectWriter:
         entities = {c.conversation_id: c for c in batch.conversations}
         meta_version = batch.meta.get("pyrit_version")
         meta_version = meta_version if isinstance(meta_version, str) else ""
+        new = conversation_ids - set(stored)
         rows = []
-        for cid in sorted(conversation_ids):
+        for cid in sorted(new):
             entity = entities.get(cid)
             target = entity.target_identifier if entity else None
             labels, harms = tags.get(cid, ({}, []))
@@ -338,14 +379,31 @@ class DirectWriter:
             )
         _CONVERSATIONS.insert(rows)
         conversation_pks = _conversation_pks(conversation_ids)
-        outcome.implicit_conversations = len(conversation_ids - set(entities))
+        outcome.implicit_conversations = len(new - set(entities))
         for entity in batch.conversations:
             status[batch.path_of(entity)] = CREATED
 
+        new_messages = [
+            m for m in batch.messages if (m.conversation_id, m.sequence) not in messages_stored
+        ]
         _MESSAGES.insert(
-            [(conversation_pks[m.conversation_id], m.sequence, m.role) for m in batch.messages]
+            [(conversation_pks[m.conversation_id], m.sequence, m.role) for m in new_messages]
         )
-        message_pks = _message_pks(conversation_pks) if batch.messages else {}
+        message_pks = {key: pk for key, (pk, _) in messages_stored.items()}
+        if new_messages:
+            message_pks.update(
+                _message_pks(
+                    {m.conversation_id: conversation_pks[m.conversation_id] for m in new_messages}
+                )
+            )
+        # pieces joining a stored message continue its positions (as the service's do)
+        next_position = _next_positions(
+            {
+                message_pks[(m.conversation_id, m.sequence)]
+                for m in batch.messages
+                if (m.conversation_id, m.sequence) in messages_stored
+            }
+        )
 
         media = MediaIndex.for_values(
             (value, data_type, sha)
@@ -357,7 +415,7 @@ class DirectWriter:
         for message in batch.messages:
             message_pk = message_pks[(message.conversation_id, message.sequence)]
             conversation_pk = conversation_pks[message.conversation_id]
-            for position, piece in enumerate(message.pieces):
+            for position, piece in enumerate(message.pieces, next_position.get(message_pk, 0)):
                 spec = piece.spec
                 pieces.append(self._piece(spec, message_pk, position, piece_times[spec.id], media))
                 for i, conv in enumerate(spec.converter_identifiers):
@@ -373,7 +431,8 @@ class DirectWriter:
             Score.objects.adopt_homes([row[0] for row in pieces])
 
         self._write_scores(batch, conversation_pks, status)
-        self._write_tags(tags, conversation_pks)
+        self._write_tags(tags, conversation_pks, stored, started, targets, counts)
+        return True
 
     def _piece(
         self,
@@ -467,13 +526,54 @@ class DirectWriter:
             status[batch.path_of(spec)] = CREATED
         _SCORES.insert(rows)
 
-    @staticmethod
     def _write_tags(
-        tags: dict[str, tuple[dict[str, Any], list[str]]], conversation_pks: dict[str, int]
+        self,
+        tags: dict[str, tuple[dict[str, Any], list[str]]],
+        conversation_pks: dict[str, int],
+        stored: dict[str, Conversation],
+        started: dict[str, datetime],
+        targets: dict[str, ids.ComponentIdentifier],
+        counts: Counter[str],
     ) -> None:
-        """The label and harm-category indexes of the new conversations (``_write_tags``)."""
-        conv_labels = {conversation_pks[cid]: labels for cid, (labels, _) in tags.items()}
-        conv_harms = {conversation_pks[cid]: harms for cid, (_, harms) in tags.items()}
+        """The label and harm-category indexes of the conversations, and what the chunk's
+        pieces change in the stored ones (the service's ``_write_conversations`` and
+        ``_write_tags``): a missing target, the piece count, labels, harms, the start."""
+        dirty: dict[str, set[str]] = {}
+        for cid, target in targets.items():
+            row = stored.get(cid)
+            if row is not None and row.target_identifier_id is None:
+                row.target_identifier_id = self._pk(target)
+                dirty.setdefault(cid, set()).add("target_identifier")
+        for cid, count in counts.items():
+            if cid in stored:
+                stored[cid].piece_count += count
+                dirty.setdefault(cid, set()).add("piece_count")
+        conv_labels: dict[int, dict[str, Any]] = {}
+        conv_harms: dict[int, list[str]] = {}
+        for cid, (labels, harms) in tags.items():
+            row = stored.get(cid)
+            if row is None:
+                conv_labels[conversation_pks[cid]], conv_harms[conversation_pks[cid]] = (
+                    labels,
+                    harms,
+                )
+                continue
+            merged_labels = {**row.labels, **labels}
+            merged_harms = row.targeted_harm_categories + [
+                h for h in harms if h not in row.targeted_harm_categories
+            ]
+            if merged_labels != row.labels or merged_harms != row.targeted_harm_categories:
+                row.labels, row.targeted_harm_categories = merged_labels, merged_harms
+                dirty.setdefault(cid, set()).update({"labels", "targeted_harm_categories"})
+                conv_labels[row.pk], conv_harms[row.pk] = labels, harms
+        for cid, timestamp in started.items():
+            row = stored.get(cid)
+            if row is not None and (row.started_at is None or timestamp < row.started_at):
+                row.started_at = timestamp
+                dirty.setdefault(cid, set()).add("started_at")
+        if dirty:
+            names = set().union(*dirty.values()) | {"updated_at"}
+            update_rows(Conversation, sorted(names), [stored[cid] for cid in dirty])
         pairs = {_pair(k, v) for labels in conv_labels.values() for k, v in labels.items()}
         names = {h for harms in conv_harms.values() for h in harms}
         label_ids = _label_rows(pairs)
@@ -514,6 +614,19 @@ def _conversation_pks(conversation_ids: set[str]) -> dict[str, int]:
             "conversation_id", "id"
         )
     )
+
+
+def _next_positions(message_pks: set[int]) -> dict[int, int]:
+    """The next free position in each of these stored messages."""
+    if not message_pks:
+        return {}
+    return {
+        pk: highest + 1
+        for pk, highest in MessagePiece.objects.filter(message_id__in=message_pks)
+        .values("message_id")
+        .annotate(highest=Max("position"))
+        .values_list("message_id", "highest")
+    }
 
 
 def _message_pks(conversation_pks: dict[str, int]) -> dict[tuple[str, int], int]:
