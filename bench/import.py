@@ -339,10 +339,10 @@ def main() -> None:
         for database in args.databases.split(","):
             for write_path in args.write_paths.split(","):
                 for row in run(database, db_path, rows, write_path):
-                    ratio = row["rows_per_s"] / floor_rate if floor_rate else float("nan")
+                    ratio = f"{row['rows_per_s'] / floor_rate:>7.2f}×" if floor_rate else "      —"
                     print(
                         f"{database:<10} {write_path:<8} {row['pass']:<6} "
-                        f"{row['seconds']:>8.1f} {row['rows_per_s']:>9,.0f} {ratio:>7.2f}× "
+                        f"{row['seconds']:>8.1f} {row['rows_per_s']:>9,.0f} {ratio} "
                         f"{row['cpu']:>7.1f} {row['rows_per_cpu_s']:>11,.0f} "
                         f"{row['rss_mb']:>6.0f} MB"
                         f"   (pieces created {row['pieces'][0]}, unchanged {row['pieces'][1]})"
