@@ -7,12 +7,14 @@ conflict, and writes model instances and dicts through the generic bulk helpers.
 imported into Redline is mostly rows Redline has never seen, in the order references need, so
 this path writes exactly what the service would write for such a chunk and nothing else:
 
-- it takes a chunk only when every piece, score and conversation of it is new, and the chunk
-  holds nothing but pieces, messages, conversations and scores, with no problem found by the
-  normaliser or the service's value checks (``memory.storage.lengths``, run beside the reader);
-- every other chunk (a re-import, a conversation continued from an earlier chunk, attack
-  results, scenario results, seeds, scorable content, verbatim rows, a refused row) goes to the
-  service, which merges, reports conflicts and refuses as it does for every client.
+- it takes a chunk only when every piece and score of it is new, and the chunk holds nothing
+  but pieces, messages, conversations and scores, with no problem found by the normaliser or
+  the service's value checks (``memory.storage.lengths``, run beside the reader); new pieces
+  may continue a conversation an earlier chunk stored (merged as the service merges them);
+- every other chunk (a re-import, a 1.x conversation row already stored, a message whose
+  stored role differs, attack results, scenario results, seeds, scorable content, verbatim
+  rows, a refused row) goes to the service, which merges, reports conflicts and refuses as it
+  does for every client.
 
 The values are the service's: the same spec objects, the same fallbacks (a piece's converted
 value and hash, its conversation's labels, harm categories, start and target), the same
