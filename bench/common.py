@@ -20,6 +20,19 @@ ROOT = Path(__file__).resolve().parents[1]
 PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
 
 
+def calibration_ms() -> float:
+    """The machine's speed right now: best of 5 of ``sum(i*i for i in range(2_000_000))`` in
+    milliseconds (``python -m timeit``), printed beside every figure of a noisy machine."""
+    out = subprocess.run(
+        [sys.executable, "-m", "timeit", "sum(i*i for i in range(2_000_000))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    value, unit = out.split("best of")[1].split(":")[1].split()[:2]
+    return float(value) * {"sec": 1000.0, "msec": 1.0, "usec": 0.001}[unit]
+
+
 def pg_database(name: str, *, fresh: bool = True, create: bool = True) -> str | None:
     """The URL of scratch database ``name`` on ``PG_URL``; None when PostgreSQL is unreachable.
 

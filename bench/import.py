@@ -4,12 +4,18 @@ Generates (or takes, with ``--db``) a PyRIT memory database — by default 10,00
 of 10 pieces (100,000 pieces), 50,000 scores, 10,000 attack results with labels and harm
 categories, the ``Conversations`` table with targets — imports it into a fresh Redline
 database in a child process, then imports it again (everything unchanged), and prints rows/s,
-the child's CPU time (user + system, both threads; on a shared machine rows per CPU-second
-is the steadier figure) and its peak RSS for both passes. Usage::
+the child's CPU time (user + system, all threads and processes; on a shared machine rows per
+CPU-second is the steadier figure) and the peak RSS of its largest process for both passes,
+once per write path (``--write-paths``, default both: ``direct`` and ``service``).
 
-    .venv/bin/python bench/import.py                         # SQLite
+In the same run it measures the floor (``bench/import_floor.py``, one pass on the same file)
+and prints each pass's rows/s as a ratio of the floor's, with the calibration loop before and
+after. Usage::
+
+    .venv/bin/python bench/import.py                         # SQLite, both paths, the floor
     .venv/bin/python bench/import.py --databases sqlite,postgres
     .venv/bin/python bench/import.py --conversations 1000    # a smaller file
+    .venv/bin/python bench/import.py --conversations 58824 --write-paths direct  # ~1M rows
     .venv/bin/python bench/import.py --db path/to/pyrit.db   # your own file
 
 Figures and the machine they came from are recorded in docs/performance.md.
@@ -33,7 +39,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import database_url, pg_database  # noqa: E402
+from bench.common import calibration_ms, database_url, pg_database  # noqa: E402
 
 # PyRIT 1.1.0's tables as its SQLite memory creates them (alembic head 8d1e3f5a7b9c), without
 # the content-addressed identifier tables, which the importer does not read.
@@ -232,7 +238,20 @@ def _child(env: dict[str, str], *args: str) -> tuple[float, int, float, str]:
     return float(match.group(1)), int(match.group(2)) * 1024, float(match.group(4)), out
 
 
-def run(database: str, db_path: Path, rows: int) -> list[dict]:
+def floor(db_path: Path) -> tuple[int, float]:
+    """One run of ``bench/import_floor.py`` on ``db_path``: the rows it wrote and rows/s."""
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "import_floor.py"), "--db", str(db_path),
+         "--repeat", "1"],
+        cwd=ROOT, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    match = re.search(r"full schema\s+([\d,]+)\s+\S+\s+([\d,]+)", out)
+    if match is None:
+        raise RuntimeError(out[-2000:])
+    return int(match.group(1).replace(",", "")), float(match.group(2).replace(",", ""))
+
+
+def run(database: str, db_path: Path, rows: int, write_path: str) -> list[dict]:
     """Import ``db_path`` twice into a fresh ``database``; one row per pass."""
     with tempfile.TemporaryDirectory(prefix="redline-bench-") as tmp:
         env = {
@@ -256,7 +275,9 @@ def run(database: str, db_path: Path, rows: int) -> list[dict]:
             )
             results = []
             for label in ("first", "again"):
-                seconds, rss, cpu, out = _child(env, "import_pyrit", str(db_path))
+                seconds, rss, cpu, out = _child(
+                    env, "import_pyrit", str(db_path), "--write-path", write_path
+                )
                 created = re.search(r"message_pieces\s+([\d,]+)\s+[\d,]+\s+([\d,]+)", out)
                 results.append(
                     {
@@ -282,6 +303,8 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=10, help="pieces per conversation")
     parser.add_argument("--db", type=Path, default=None, help="import this file instead")
     parser.add_argument("--keep", type=Path, default=None, help="write the generated file here")
+    parser.add_argument("--write-paths", default="direct,service", help="import_pyrit's paths")
+    parser.add_argument("--no-floor", action="store_true", help="skip the floor's run")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="redline-bench-src-") as tmp:
         if args.db is not None:
@@ -304,18 +327,27 @@ def main() -> None:
             + ", ".join(f"{t} {n:,}" for t, n in counts.items())
             + f" = {rows:,} rows; {os.cpu_count()} CPUs, load {load[0]:.1f} {load[1]:.1f}"
         )
+        print(f"calibration loop: {calibration_ms():.0f} ms")
+        floor_rate = None
+        if not args.no_floor:
+            floor_rows, floor_rate = floor(db_path)
+            print(f"floor (bench/import_floor.py): {floor_rows:,} rows, {floor_rate:,.0f} rows/s")
         print(
-            f"{'database':<10} {'pass':<6} {'seconds':>8} {'rows/s':>9} {'CPU s':>7} "
-            f"{'rows/CPU-s':>11} {'peak RSS':>9}"
+            f"{'database':<10} {'path':<8} {'pass':<6} {'seconds':>8} {'rows/s':>9} "
+            f"{'÷ floor':>8} {'CPU s':>7} {'rows/CPU-s':>11} {'peak RSS':>9}"
         )
         for database in args.databases.split(","):
-            for row in run(database, db_path, rows):
-                print(
-                    f"{database:<10} {row['pass']:<6} {row['seconds']:>8.1f} "
-                    f"{row['rows_per_s']:>9,.0f} {row['cpu']:>7.1f} "
-                    f"{row['rows_per_cpu_s']:>11,.0f} {row['rss_mb']:>6.0f} MB"
-                    f"   (pieces created {row['pieces'][0]}, unchanged {row['pieces'][1]})"
-                )
+            for write_path in args.write_paths.split(","):
+                for row in run(database, db_path, rows, write_path):
+                    ratio = f"{row['rows_per_s'] / floor_rate:>7.2f}×" if floor_rate else "      —"
+                    print(
+                        f"{database:<10} {write_path:<8} {row['pass']:<6} "
+                        f"{row['seconds']:>8.1f} {row['rows_per_s']:>9,.0f} {ratio} "
+                        f"{row['cpu']:>7.1f} {row['rows_per_cpu_s']:>11,.0f} "
+                        f"{row['rss_mb']:>6.0f} MB"
+                        f"   (pieces created {row['pieces'][0]}, unchanged {row['pieces'][1]})"
+                    )
+        print(f"calibration loop: {calibration_ms():.0f} ms")
 
 
 if __name__ == "__main__":

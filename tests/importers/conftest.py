@@ -20,6 +20,33 @@ DB_12 = FIXTURES_DIR / "pyrit-1.2-main" / "memory.db"
 FIXTURE_DBS = {"1.1.0": DB_110, "0.12.1": DB_012}
 
 
+def fail_a_chunk_of_pieces(monkeypatch, error: BaseException, *, number: int) -> None:
+    """The ``number``-th insert of pieces raises ``error`` once its rows are in, on either
+    write path (the direct path writes a chunk itself or hands it to the service)."""
+    from memory.storage import write
+    from memory.transfer.importers import direct
+
+    real, real_direct = write.insert_rows, direct._Table.insert
+    calls = {"pieces": 0}
+
+    def check(model, rows):
+        if model.__name__ == "MessagePiece" and rows:
+            calls["pieces"] += 1
+            if calls["pieces"] == number:
+                raise error
+
+    def failing(model, rows):
+        real(model, rows)
+        check(model, rows)
+
+    def failing_direct(table, rows):
+        real_direct(table, rows)
+        check(table.model, rows)
+
+    monkeypatch.setattr(write, "insert_rows", failing)
+    monkeypatch.setattr(direct._Table, "insert", failing_direct)
+
+
 def copy_fixture(source: Path, tmp_path: Path) -> Path:
     """A private copy of a fixture database with its ``dbdata`` media folder beside it."""
     folder = tmp_path / f"copy-{source.parent.name}"

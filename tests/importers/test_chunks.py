@@ -9,9 +9,10 @@ from django.core.management import call_command
 
 from memory.models import AttackResult, Conversation, MessagePiece, ScenarioResult, Score
 from memory.storage import write
-from memory.transfer.importers.runner import Importer
+from memory.transfer.importers import direct
+from memory.transfer.importers.runner import WRITE_PATHS, Importer
 from memory.transfer.importers.service import import_pyrit_db
-from tests.importers.conftest import DB_012, DB_110
+from tests.importers.conftest import DB_012, DB_110, fail_a_chunk_of_pieces
 
 
 class Boom(RuntimeError):
@@ -19,22 +20,17 @@ class Boom(RuntimeError):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_failure_mid_chunk_leaves_earlier_chunks_and_nothing_of_the_failing_one(monkeypatch):
+@pytest.mark.parametrize("write_path", WRITE_PATHS)
+def test_a_failure_mid_chunk_leaves_earlier_chunks_and_nothing_of_the_failing_one(
+    monkeypatch, write_path
+):
     """Chunks of 40 rows: the third chunk of pieces fails after its pieces were inserted
-    (while its converter links are written); the first two chunks stay, the third is gone."""
-    real = write.insert_rows
-    calls = {"pieces": 0}
-
-    def failing(model, rows):
-        real(model, rows)
-        if model.__name__ == "MessagePiece" and rows:
-            calls["pieces"] += 1
-            if calls["pieces"] == 3:
-                raise Boom("disk full")
-
-    monkeypatch.setattr(write, "insert_rows", failing)
+    (while its converter links are written); the first two chunks stay, the third is gone.
+    On the direct path a chunk is written by it or by the service: either may fail."""
+    real, real_direct = write.insert_rows, direct._Table.insert
+    fail_a_chunk_of_pieces(monkeypatch, Boom("disk full"), number=3)
     with pytest.raises(Boom):
-        import_pyrit_db(path=DB_110, chunk_rows=40)
+        import_pyrit_db(path=DB_110, chunk_rows=40, write_path=write_path)
     # exactly the first two chunks of pieces, in PyRIT's order; no score or attack yet
     assert MessagePiece.objects.count() == 80
     assert not Score.objects.exists() and not AttackResult.objects.exists()
@@ -46,7 +42,8 @@ def test_a_failure_mid_chunk_leaves_earlier_chunks_and_nothing_of_the_failing_on
     )
     # the import can simply be run again, and completes what is missing
     monkeypatch.setattr(write, "insert_rows", real)
-    summary = import_pyrit_db(path=DB_110, chunk_rows=40)
+    monkeypatch.setattr(direct._Table, "insert", real_direct)
+    summary = import_pyrit_db(path=DB_110, chunk_rows=40, write_path=write_path)
     assert summary.ok
     assert summary.unchanged["message_pieces"] == 80
     assert MessagePiece.objects.count() == 162
@@ -131,29 +128,21 @@ def test_progress_never_goes_backwards_on_a_1x_file():
 
 
 @pytest.mark.django_db(transaction=True)
-def test_progress_counts_only_committed_rows(monkeypatch):
+@pytest.mark.parametrize("write_path", WRITE_PATHS)
+def test_progress_counts_only_committed_rows(monkeypatch, write_path):
     """The reader runs up to two chunks ahead of the writer; progress must not: when the third
     chunk of pieces fails, the last report names exactly the two committed chunks."""
-    real = write.insert_rows
-    calls = {"pieces": 0}
     reports: list[dict] = []
-
-    def failing(model, rows):
-        real(model, rows)
-        if model.__name__ == "MessagePiece" and rows:
-            calls["pieces"] += 1
-            if calls["pieces"] == 3:
-                raise Boom("worker killed")
 
     def progress(report):
         # the one scenario result comes first, then pieces
         stored = ScenarioResult.objects.count() + MessagePiece.objects.count()
         reports.append({**report, "stored": stored})
 
-    monkeypatch.setattr(write, "insert_rows", failing)
+    fail_a_chunk_of_pieces(monkeypatch, Boom("worker killed"), number=3)
     monkeypatch.setattr(Importer, "REPORT_INTERVAL", 0)
     with pytest.raises(Boom):
-        import_pyrit_db(path=DB_110, chunk_rows=40, progress=progress)
+        import_pyrit_db(path=DB_110, chunk_rows=40, progress=progress, write_path=write_path)
     assert MessagePiece.objects.count() == 80
     assert reports[-1]["done"] == reports[-1]["stored"] == 81
     assert all(r["done"] <= r["stored"] for r in reports)

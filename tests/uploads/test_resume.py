@@ -12,8 +12,11 @@ from django_tasks_db.models import DBTaskResult
 
 from memory.models import AttackResult, ImportJob, ImportStatus, MessagePiece
 from memory.storage import write
+from memory.transfer.importers import direct
+from memory.transfer.importers.runner import WRITE_PATHS
 from memory.transfer.importers.service import import_pyrit_db
 from memory.transfer.uploads.services import import_job_create
+from tests.importers.conftest import fail_a_chunk_of_pieces
 from tests.uploads.conftest import FIXTURE_110, dbdata_zip, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -23,7 +26,9 @@ class Killed(BaseException):
     """Stands in for SIGKILL: nothing after it runs."""
 
 
-def _job_left_by_a_killed_worker(user, monkeypatch, *, beat_minutes_ago: float):
+def _job_left_by_a_killed_worker(
+    user, monkeypatch, *, beat_minutes_ago: float, write_path: str = "direct"
+):
     """A job whose task a worker claimed, that committed one chunk of pieces and died in the
     second."""
     job = import_job_create(
@@ -32,20 +37,12 @@ def _job_left_by_a_killed_worker(user, monkeypatch, *, beat_minutes_ago: float):
     job.refresh_from_db()
     task = DBTaskResult.objects.get(pk=job.task_id)
     task.claim("dead-worker")
-    real = write.insert_rows
-    calls = {"n": 0}
-
-    def dying(model, rows):
-        real(model, rows)
-        if model.__name__ == "MessagePiece" and rows:
-            calls["n"] += 1
-            if calls["n"] == 2:
-                raise Killed
-
-    monkeypatch.setattr(write, "insert_rows", dying)
+    real, real_direct = write.insert_rows, direct._Table.insert
+    fail_a_chunk_of_pieces(monkeypatch, Killed(), number=2)
     with pytest.raises(Killed):
-        import_pyrit_db(path=FIXTURE_110 / "memory.db", chunk_rows=40)
+        import_pyrit_db(path=FIXTURE_110 / "memory.db", chunk_rows=40, write_path=write_path)
     monkeypatch.setattr(write, "insert_rows", real)
+    monkeypatch.setattr(direct._Table, "insert", real_direct)
     beat = timezone.now() - timedelta(minutes=beat_minutes_ago)
     ImportJob.objects.filter(pk=job.pk).update(
         status=ImportStatus.RUNNING, started_at=beat, heartbeat_at=beat
@@ -53,8 +50,13 @@ def _job_left_by_a_killed_worker(user, monkeypatch, *, beat_minutes_ago: float):
     return job, task
 
 
-def test_a_starting_worker_resumes_a_killed_import_and_it_ends_exact(ingester, monkeypatch):
-    job, task = _job_left_by_a_killed_worker(ingester, monkeypatch, beat_minutes_ago=10)
+@pytest.mark.parametrize("write_path", WRITE_PATHS)
+def test_a_starting_worker_resumes_a_killed_import_and_it_ends_exact(
+    ingester, monkeypatch, write_path
+):
+    job, task = _job_left_by_a_killed_worker(
+        ingester, monkeypatch, beat_minutes_ago=10, write_path=write_path
+    )
     assert MessagePiece.objects.count() == 40  # the first chunk; the second died with it
 
     call_command("import_worker", "--", "--batch", "--no-startup-delay")

@@ -10,7 +10,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
-from memory.transfer.importers.runner import DEFAULT_CHUNK_ROWS
+from memory.transfer.importers.runner import DEFAULT_CHUNK_ROWS, WRITE_PATHS
 from memory.transfer.importers.service import ImportFailed, ImportSummary, import_pyrit_db
 
 
@@ -58,6 +58,9 @@ class _BarProgress:
             TimeRemainingColumn(),
             console=Console(file=stream),
             transient=False,
+            # redrawn on each report (at most twice a second) rather than by a thread of its
+            # own: the importer forks its reader, which is only safe without other threads
+            auto_refresh=False,
         )
         self.task = self.bar.add_task("reading", total=None, rate=0.0)
         self.bar.start()
@@ -70,6 +73,7 @@ class _BarProgress:
             total=state["total"] or None,
             rate=state["rate"],
         )
+        self.bar.refresh()
 
     def close(self) -> None:
         """Stop redrawing the bar."""
@@ -110,8 +114,8 @@ class Command(BaseCommand):
     """``manage.py import_pyrit PATH``: read a PyRIT memory file into Redline (read-only)."""
 
     help = (
-        "Import a PyRIT SQLite memory file (PyRIT 0.9 to 1.1.0) and its media through the "
-        "ingestion service. The file is opened read-only. Safe to run again: nothing is "
+        "Import a PyRIT SQLite memory file (PyRIT 0.9 to 1.1.0) and its media; it stores what "
+        "the ingestion service stores. The file is opened read-only. Safe to run again: nothing is "
         "duplicated."
     )
 
@@ -135,6 +139,14 @@ class Command(BaseCommand):
             help=f"Source rows per transaction (default {DEFAULT_CHUNK_ROWS}).",
         )
         parser.add_argument(
+            "--write-path",
+            choices=WRITE_PATHS,
+            default=WRITE_PATHS[0],
+            help="direct (default): the reader in a second process, new rows written straight "
+            "to the tables; service: every chunk through the ingestion service. Both store "
+            "the same rows.",
+        )
+        parser.add_argument(
             "--user",
             default=None,
             help="Username the history of imported seeds, groups and datasets names.",
@@ -148,6 +160,7 @@ class Command(BaseCommand):
         dry_run: bool,
         chunk_rows: int | None,
         user: str | None,
+        write_path: str = WRITE_PATHS[0],
         **options,
     ) -> None:
         if chunk_rows is not None and chunk_rows < 1:
@@ -171,6 +184,7 @@ class Command(BaseCommand):
                 progress=progress,
                 chunk_rows=chunk_rows,
                 actor=actor,
+                write_path=write_path,
             )
         except ImportFailed as exc:
             raise CommandError(str(exc)) from exc

@@ -11,16 +11,22 @@ chunk is normalised by
 chunks imported and nothing of the failing one. Items the service refuses are left out and
 reported; everything else of the chunk is written.
 
-Memory stays bounded: a reader thread prepares at most two chunks ahead of the writer, and
-lookups live in a scratch SQLite file (labels per conversation, conversations seen, the media
-listing). Identifiers are parsed here, once per distinct text, into ``ComponentIdentifier``
-objects (the reader alone would leave them dicts).
+With the direct write path (the default) the reader is a second process and chunks of new
+rows are written by :mod:`memory.transfer.importers.direct`; the rest, and every chunk with
+``write_path="service"``, goes to the service as above.
+
+Memory stays bounded: the reader (process or thread) prepares at most two chunks ahead of
+the writer, and lookups live in a scratch SQLite file (labels per conversation, conversations
+seen, the media listing). Identifiers are parsed here, once per distinct text, into
+``ComponentIdentifier`` objects (the reader alone would leave them dicts).
 """
 
 from __future__ import annotations
 
 import contextlib
+import multiprocessing
 import queue
+import signal
 import tempfile
 import threading
 import time
@@ -37,7 +43,9 @@ from django.db import transaction
 from memory.models import MediaBlob, MediaLocation
 from memory.models.media import media_key
 from memory.storage.batch import NormalizedBatch
+from memory.storage.lengths import batch_problems
 from memory.storage.write import ingest_batch
+from memory.transfer.importers.direct import DirectWriter
 from memory.transfer.importers.errors import ImportFailed
 from memory.transfer.ingest.normalize import normalize_batch
 from memory.transfer.ingest.readers import parse_identifier
@@ -52,6 +60,10 @@ from redteam.core.identifiers import ComponentIdentifier
 
 # Media files nothing named: counted, and this many listed by name.
 _UNUSED_LISTED = 50
+
+#: ``direct`` (the default): new rows straight to the tables, the rest through the service
+#: (``memory.transfer.importers.direct``); ``service``: every chunk through the service.
+WRITE_PATHS = ("direct", "service")
 
 
 @dataclass
@@ -94,6 +106,8 @@ class _Prepared:
     media: list[tuple[str, MediaFile]]
     #: Source rows the chunk holds: counted as done once the chunk is committed.
     rows: int = 0
+    #: Neither the normaliser nor the service's value checks found a problem (read side).
+    clean: bool = False
 
 
 class _Stopped(Exception):
@@ -154,8 +168,14 @@ class Importer:
         progress: Callable[[dict[str, Any]], None] | None,
         chunk_rows: int = DEFAULT_CHUNK_ROWS,
         actor: AbstractBaseUser | None = None,
+        write_path: str = WRITE_PATHS[0],
     ) -> None:
+        if write_path not in WRITE_PATHS:
+            raise ValueError(f"write_path must be one of {', '.join(WRITE_PATHS)}")
         self.path = Path(path)
+        self.write_path = write_path
+        self.direct = DirectWriter() if write_path == "direct" else None
+        self.forked = False
         self.actor = actor
         self.explicit_media_root = media_root is not None
         self.media_root = Path(media_root) if media_root is not None else self.path.parent
@@ -183,7 +203,10 @@ class Importer:
                 self.db, self.schema = db, schema
                 self._prepare()
                 with _bulk_pragmas(), fewer_collections():
-                    self._import_all()
+                    if self.forked:
+                        self._import_all_forked(Path(scratch) / "reader.sqlite3")
+                    else:
+                        self._import_all()
                 count, names = self.media.unused(limit=_UNUSED_LISTED)
                 self.tally.media_unused_count, self.tally.media_unused = count, names
             finally:
@@ -210,6 +233,13 @@ class Importer:
             self.tally.warnings.add("schema newer than this Redline", note)
         for name in self.media.too_large:
             self.tally.warnings.add("media file over the size limit, not imported", name)
+        # Forking a process that runs other threads can copy a lock some thread holds into the
+        # child for good: then the reader stays a thread of this process.
+        self.forked = self.direct is not None and threading.active_count() == 1
+        if self.forked:
+            # the reader lives in the child process (``_import_all_forked``)
+            self._report("prepared", force=True)
+            return
         self.reader = ChunkReader(
             self.db,
             self.schema,
@@ -244,6 +274,58 @@ class Importer:
                     prepared.get(timeout=0.1)
             reader.join()
         # Rows read but never handed to the writer (nothing in them to write) are done too.
+        self.done += self._unqueued
+        self._unqueued = 0
+        self._report("done", force=True)
+
+    def _import_all_forked(self, scratch: Path) -> None:
+        """The direct write path's reader: a second process (forked, so it starts at once with
+        everything imported) reads and normalises the file and runs the service's value
+        checks; this process matches media and writes. The two no longer share one GIL: with
+        a reader thread, the writer waited for the GIL about a third of the time. At most two
+        prepared chunks wait in the pipe, so memory stays bounded in both processes."""
+        context = multiprocessing.get_context("fork")
+        channel = context.Queue(maxsize=2)
+        child = context.Process(
+            target=_read_in_child,
+            args=(self, scratch, channel),
+            name="pyrit-import-reader",
+            daemon=True,
+        )
+        child.start()
+        try:
+            while True:
+                try:
+                    message = channel.get(timeout=1.0)
+                except queue.Empty:
+                    if not child.is_alive():
+                        raise ImportFailed(
+                            f"{self.path}: the reader process stopped (exit code {child.exitcode})"
+                        ) from None
+                    continue
+                kind, warnings, payload = message
+                for warning in warnings:
+                    self.tally.warnings.add(*warning)
+                if kind == "end":
+                    break
+                if kind == "error":
+                    raise payload
+                table, rows, chunk = payload
+                self.tally.rows_read[table] += rows
+                self._count_read(rows)
+                if chunk is None:
+                    continue
+                phase, batch, problems, clean = _unpack(chunk)
+                self.phase = phase
+                done, self._unqueued = self._unqueued, 0
+                item = _Prepared(phase, batch, problems, self._match_media(batch), done, clean)
+                self._write(item)
+        finally:
+            if child.is_alive():
+                child.terminate()
+            child.join()
+            channel.close()
+            channel.join_thread()
         self.done += self._unqueued
         self._unqueued = 0
         self._report("done", force=True)
@@ -283,7 +365,8 @@ class Importer:
         """Reader side: normalise a chunk and find its media files, then queue it."""
         batch, problems = normalize_batch(payload)
         rows, self._unqueued = self._unqueued, 0
-        self._put(_Prepared(self.phase, batch, problems, self._match_media(batch), rows))
+        clean = self.direct is not None and _clean(batch, problems)
+        self._put(_Prepared(self.phase, batch, problems, self._match_media(batch), rows, clean))
 
     def _count_read(self, rows: int) -> None:
         """Reader side: ``rows`` more source rows read, not yet handed to the writer."""
@@ -297,9 +380,13 @@ class Importer:
             self._dry_count(item.batch, item.problems)
         else:
             self._drop_unstored_references(item.batch)
-            report = ingest_batch(
-                batch=item.batch, problems=item.problems, partial=True, actor=self.actor
-            )
+            report = None
+            if self.direct is not None and item.clean:
+                report = self.direct.write(item.batch)
+            if report is None:
+                report = ingest_batch(
+                    batch=item.batch, problems=item.problems, partial=True, actor=self.actor
+                )
             for kind, counts in report.counts.items():
                 self.tally.created[kind] += counts["created"]
                 self.tally.updated[kind] += counts["updated"]
@@ -540,4 +627,92 @@ class Importer:
         )
 
 
-__all__ = ["DEFAULT_CHUNK_ROWS", "Importer", "Tally", "WarningLog"]
+class _Forward:
+    """The child's warnings, sent to the parent with the next message."""
+
+    def __init__(self) -> None:
+        self.pending: list[tuple[str, str]] = []
+
+    def add(self, kind: str, message: str) -> None:
+        self.pending.append((kind, message))
+
+    def take(self) -> list[tuple[str, str]]:
+        taken, self.pending = self.pending, []
+        return taken
+
+
+def _read_in_child(importer: Importer, scratch: Path, channel: Any) -> None:
+    """The forked reader: every chunk of the file, normalised and checked, into ``channel``.
+
+    It opens the file again (a SQLite connection must not cross a fork) with a scratch
+    database of its own, and touches neither the parent's source connection nor Django's
+    database connection (multiprocessing ends a forked child with ``os._exit``, so neither is
+    closed here either)."""
+    # The parent's handlers (a task worker's graceful SIGTERM, say) are not the reader's:
+    # the parent stops it with SIGTERM, and a Ctrl+C reaches the parent, which stops it too.
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    forward = _Forward()
+    importer.tally.warnings = forward  # type: ignore[assignment]
+    try:
+        db, schema = open_source(importer.path, scratch, check_integrity=False)
+        reader = ChunkReader(
+            db, schema, importer.ids, chunk_rows=importer.chunk_rows, warn=forward.add
+        )
+        for chunk in reader.chunks():
+            packed = None
+            if chunk.payload is not None:
+                batch, problems = normalize_batch(chunk.payload)
+                packed = _pack(chunk.phase, batch, problems, _clean(batch, problems))
+            channel.put(("rows", forward.take(), (chunk.table, chunk.rows, packed)))
+        db.close()
+    except BaseException as exc:
+        try:
+            channel.put(("error", forward.take(), exc))
+        except Exception:
+            channel.put(("error", forward.take(), ImportFailed(f"{importer.path}: {exc}")))
+        return
+    channel.put(("end", forward.take(), None))
+
+
+def _clean(batch: NormalizedBatch, problems: list[Problem]) -> bool:
+    """Whether neither the normaliser nor the service's value checks (lengths, text no
+    database holds) found a problem: only such a chunk may take the direct path."""
+    return not problems and not any(True for _ in batch_problems(batch))
+
+
+def _registered(batch: NormalizedBatch) -> Iterator[object]:
+    """Every object of ``batch`` that may have a path (``NormalizedBatch.register``)."""
+    yield from (p.spec for p in batch.pieces)
+    for name in (
+        "conversations",
+        "scores",
+        "attack_results",
+        "seeds",
+        "seed_groups",
+        "seed_datasets",
+        "scenario_results",
+        "scorable_contents",
+        "pyrit_records",
+    ):
+        yield from getattr(batch, name)
+
+
+def _pack(phase: str, batch: NormalizedBatch, problems: list[Problem], clean: bool) -> tuple:
+    """A batch for the pipe: its paths are keyed by object id, so they travel as (object,
+    path) pairs, which pickle keeps pointing at the same objects."""
+    paths = batch._paths
+    pairs = [(obj, paths[id(obj)]) for obj in _registered(batch) if id(obj) in paths]
+    if len(pairs) != len(paths):
+        raise RuntimeError("a batch item without a known place; cannot send it")
+    batch._paths = {}
+    return (phase, batch, pairs, problems, clean)
+
+
+def _unpack(packed: tuple) -> tuple[str, NormalizedBatch, list[Problem], bool]:
+    phase, batch, pairs, problems, clean = packed
+    batch._paths = {id(obj): path for obj, path in pairs}
+    return phase, batch, problems, clean
+
+
+__all__ = ["DEFAULT_CHUNK_ROWS", "WRITE_PATHS", "Importer", "Tally", "WarningLog"]

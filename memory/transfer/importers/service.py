@@ -86,6 +86,7 @@ def import_pyrit_db(
     progress: ProgressCallback | None = None,
     chunk_rows: int | None = None,
     actor: AbstractBaseUser | None = None,
+    write_path: str = "direct",
 ) -> ImportSummary:
     """Import a PyRIT SQLite memory file (read-only) through the ingestion service.
 
@@ -93,6 +94,9 @@ def import_pyrit_db(
     database, PyRIT's ``dbdata``); ``dry_run`` reads, checks and matches everything and writes
     nothing. Each chunk of ``chunk_rows`` source rows is written in its own transaction.
     ``actor`` is the user the history of imported seeds, groups and datasets names.
+    ``write_path`` ``direct`` reads in a second process and writes chunks of new pieces,
+    conversations and scores straight to the tables (everything else through the service);
+    ``service`` sends every chunk through the ingestion service. Both store the same rows.
 
     Raises ``ImportFailed`` with one line for bad input, with nothing written.
     """
@@ -106,6 +110,7 @@ def import_pyrit_db(
         progress=progress,
         chunk_rows=chunk_rows or DEFAULT_CHUNK_ROWS,
         actor=actor,
+        write_path=write_path,
     )
     schema, tally = importer.run()
     kinds = sorted(set(tally.created) | set(tally.unchanged) | set(tally.refused))
