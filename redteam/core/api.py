@@ -10,7 +10,7 @@ from typing import Any
 from django.core.exceptions import ObjectDoesNotExist
 from django.urls import NoReverseMatch, reverse
 from django.utils.functional import cached_property
-from rest_framework.fields import SkipField
+from rest_framework.fields import DateTimeField, SkipField
 
 #: A UUID in a URL path, with or without dashes (``lookup_value_regex`` of the viewsets).
 UUID_PATTERN = r"[0-9a-fA-F]{8}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{4}-?[0-9a-fA-F]{12}"
@@ -46,13 +46,18 @@ class FieldPlanMixin:
     and its ``to_representation``; a row is then one call per field. The output is the same
     dict, keys in the same order, with the same null rule: a value of None is None without
     calling the field. A source that gives a callable (a model method) or fails to resolve
-    falls back to the field's own ``get_attribute``.
+    falls back to the field's own ``get_attribute``. Date-times are shown in the time zone
+    active when the plan is made (one serializer serialises within one request).
     """
 
     @cached_property
     def _field_plan(self) -> list[tuple[str, Callable[[Any], Any], Any]]:
         plan = []
         for field in self._readable_fields:
+            if isinstance(field, DateTimeField) and not hasattr(field, "timezone"):
+                # The time zone active now, looked up once: DRF asks for it on every value,
+                # through a context-local read that cost more than the formatting itself.
+                field.timezone = field.default_timezone()
             source = field.source
             get = _itself if source == "*" else attrgetter(".".join(field.source_attrs))
             plan.append((field.field_name, get, field))
