@@ -199,3 +199,27 @@ def serving(
         finally:
             if database != "sqlite":
                 pg_database(pg_name, create=False)
+
+
+def calibrate() -> str:
+    """The machine's speed right now: ``timeit`` of a fixed loop (compare runs by it)."""
+    loop = "sum(i*i for i in range(2_000_000))"
+    result = subprocess.run(
+        [sys.executable, "-m", "timeit", loop], capture_output=True, text=True, check=True
+    )
+    return f"calibration: python -m timeit {loop!r}: {result.stdout.strip()}"
+
+
+def kept_database_url(database: str, *, name: str, rebuild: bool = False) -> str | None:
+    """The URL of benchmark data kept between runs: ``var/bench-<name>.sqlite3``, or the
+    PostgreSQL database ``redline_bench_<name>`` (``-`` as ``_``); ``rebuild`` drops it
+    first. None when PostgreSQL is unreachable."""
+    if database == "sqlite":
+        path = ROOT / "var" / f"bench-{name}.sqlite3"
+        if rebuild:
+            for suffix in ("", "-wal", "-shm"):
+                Path(f"{path}{suffix}").unlink(missing_ok=True)
+        return f"sqlite:///{path}"
+    if database in ("postgresql", "postgres"):
+        return pg_database(f"redline_bench_{name.replace('-', '_')}", fresh=rebuild)
+    raise SystemExit(f"unknown database {database!r}: sqlite or postgresql")

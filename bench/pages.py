@@ -7,7 +7,10 @@ piece, and three related conversations (one adversarial chat, two pruned branche
 messages. Then it requests the attack page, the page with the adversarial chat side by side,
 and the conversation page through Django's test client (the whole request: session,
 permissions, queries, template) and prints the median and slowest of ``--repeat`` runs, the
-SQL statements and the size of the HTML.
+SQL statements and the size of the HTML. The same conversation's JSON
+(``/api/v1/conversations/<id>/``: every piece with its scores and identifiers) is timed in the
+same run and printed as a ratio to the HTML page (goal: no slower, ratio ≤ 1), as are the
+attack page to its budget and the timeit calibration loop.
 
 Markdown rendering is cached per value inside a process (system prompts and refusals repeat
 across pages), so each page is measured twice: "cold" with that cache cleared before every
@@ -40,7 +43,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.common import django_in_process, pg_database  # noqa: E402
+from bench.common import calibrate, django_in_process, pg_database  # noqa: E402
 from bench.payloads import TARGET, identifier  # noqa: E402
 
 BUDGET_MS = 300.0
@@ -278,6 +281,7 @@ def measure(ids: dict[str, str], repeat: int) -> list[dict]:
         ("attack page", f"/attacks/{ids['attack']}/"),
         ("attack page, adversarial side by side", f"/attacks/{ids['attack']}/?side={ids['side']}"),
         ("conversation page", f"/conversations/{ids['conversation']}/"),
+        ("conversation JSON", f"/api/v1/conversations/{ids['conversation']}/"),
     ]
     rows = []
     for name, url in cases:
@@ -296,6 +300,8 @@ def measure(ids: dict[str, str], repeat: int) -> list[dict]:
                 response = client.get(url)
             rows.append(
                 {
+                    "page": name,
+                    "cache": cache,
                     "name": f"{name} ({cache})",
                     "median": statistics.median(wall),
                     "max": max(wall),
@@ -327,9 +333,20 @@ def worker(args: argparse.Namespace) -> None:
     main = rows[0]
     verdict = "within" if main["median"] < BUDGET_MS else "OVER"
     print(
-        f"{vendor}: attack page {main['median']:.1f} ms ({verdict} the {BUDGET_MS:.0f} ms budget)",
+        f"{vendor}: attack page {main['median']:.1f} ms, {main['median'] / BUDGET_MS:.2f}× the "
+        f"{BUDGET_MS:.0f} ms budget ({verdict})",
         flush=True,
     )
+    by = {(row["page"], row["cache"]): row for row in rows}
+    for cache in ("cold", "warm"):
+        html, api = by["conversation page", cache], by["conversation JSON", cache]
+        wall, cpu = api["median"] / html["median"], api["cpu"] / html["cpu"]
+        verdict = "no slower" if wall <= 1 else "SLOWER"
+        print(
+            f"{vendor}: conversation JSON ÷ HTML ({cache} HTML): {wall:.2f}× wall, {cpu:.2f}× CPU "
+            f"({api['median']:.1f} ÷ {html['median']:.1f} ms; {verdict})",
+            flush=True,
+        )
 
 
 def main() -> None:
@@ -343,6 +360,7 @@ def main() -> None:
     if args.worker:
         worker(args)
         return
+    print(calibrate(), flush=True)
     for database in args.databases.split(","):
         with tempfile.TemporaryDirectory(prefix="redline-bench-pages-") as scratch:
             if database == "sqlite":
@@ -361,6 +379,7 @@ def main() -> None:
             finally:
                 if database != "sqlite":
                     pg_database("redline_bench_pages", create=False)
+    print(calibrate(), flush=True)
 
 
 if __name__ == "__main__":

@@ -192,6 +192,9 @@ class AttackResult(models.Model):
             # Narrow on purpose: widening memory_attack_id_dash_idx instead made it SQLite's
             # choice for unfiltered scans, which then doubled (migration 0008).
             UniqueIndex(fields=["id", "conversation"], name="memory_attack_conv_by_id_idx"),
+            # The latest write to attack results, which keys the attack list's cached scorer
+            # choices (memory.storage.selectors.attack_filter_options): one index probe.
+            models.Index(fields=["updated_at"], name="memory_attack_updated_idx"),
         ]
 
     def __str__(self) -> str:

@@ -272,8 +272,10 @@ class MessagePiece(models.Model):
         indexes = [
             # Scores are joined on original_prompt_id (contract §6.4), never on id.
             models.Index(fields=["original_prompt_id"], name="memory_piece_orig_prompt_idx"),
-            # Date-range filters and "latest activity" lists.
-            models.Index(fields=["timestamp"], name="memory_piece_timestamp_idx"),
+            # The piece list API's order (newest first, the id breaking ties: its cursor pages)
+            # read straight off the index, so a page of 100 reads 100 entries instead of
+            # sorting every piece; and date-range filters.
+            models.Index(fields=["timestamp", "id"], name="memory_piece_time_id_idx"),
             # Media arriving after its pieces is matched by the SHA-256 of its bytes (§13).
             # Partial, like every index below that most pieces (text) would only pad: each
             # index a piece row feeds is paid for on every ingestion and import.

@@ -234,15 +234,24 @@ class MessagePieceFilter(django_filters.FilterSet):
     """
 
     conversation_id = django_filters.CharFilter(field_name="message__conversation__conversation_id")
+    # distinct=False on the choice filters: each matches a column of the piece or of its one
+    # message, so no row can repeat, and SELECT DISTINCT made the database sort every match
+    # before cutting the page (18 s for role=user at 1,000,000 pieces on SQLite).
     role = django_filters.MultipleChoiceFilter(
-        field_name="message__role", choices=ChatMessageRole.choices
+        field_name="message__role", choices=ChatMessageRole.choices, distinct=False
     )
     data_type = django_filters.MultipleChoiceFilter(
         choices=PromptDataType.choices, method="filter_data_type"
     )
-    original_value_data_type = django_filters.MultipleChoiceFilter(choices=PromptDataType.choices)
-    converted_value_data_type = django_filters.MultipleChoiceFilter(choices=PromptDataType.choices)
-    response_error = django_filters.MultipleChoiceFilter(choices=PromptResponseError.choices)
+    original_value_data_type = django_filters.MultipleChoiceFilter(
+        choices=PromptDataType.choices, distinct=False
+    )
+    converted_value_data_type = django_filters.MultipleChoiceFilter(
+        choices=PromptDataType.choices, distinct=False
+    )
+    response_error = django_filters.MultipleChoiceFilter(
+        choices=PromptResponseError.choices, distinct=False
+    )
     labels = LabelsFilter(field_name="message__conversation__label_index")
     harm_category = HarmCategoryFilter(field_name="message__conversation__harm_category_index")
     attack_class = django_filters.CharFilter(field_name="attack_identifier__class_name")

@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from django.core.cache import cache
+from django.db import connection
 from django.db.models import (
     Count,
     Exists,
@@ -191,14 +193,14 @@ def attack_filter_options(*, roles: tuple[str, ...] = IDENTIFIER_ROLES) -> dict[
     """The choices of the attack list's filter panel, from what is stored.
 
     ``roles`` narrows the identifier choices to those a panel shows (the others come back
-    empty): the dashboard's offers attack classes and target models only, and the scorer
-    role's semi-join, which visits every score, was most of this function's time.
+    empty): the dashboard's offers attack classes and target models only.
 
-    Four small queries, each driven by a small table (identifiers, labels, harm categories,
+    Small queries, each driven by a small table (identifiers, labels, harm categories,
     datasets) probing an index of the large one, so their cost does not grow with the number
     of attacks. The identifier query is a UNION ALL of one semi-join per role (attack,
-    target, last-score scorer, converter): as separate ``EXISTS`` columns of one SELECT,
-    PostgreSQL ran each as a sequential scan per identifier (1.5 s on 100,000 attacks).
+    target, converter): as separate ``EXISTS`` columns of one SELECT, PostgreSQL ran each as
+    a sequential scan per identifier (1.5 s on 100,000 attacks). Scorers come from
+    :func:`last_score_scorer_classes`, cached.
     """
     from seeds.models import SeedDataset
 
@@ -209,20 +211,14 @@ def attack_filter_options(*, roles: tuple[str, ...] = IDENTIFIER_ROLES) -> dict[
             .values_list("role", "class_name", "params")
         )
 
-    # A scorer qualifies through one of its scores that is some attack's last score: scores
-    # by the scorer's index, then an index probe of ``last_score``.
-    last_scores = Score.objects.filter(scorer_class_identifier=OuterRef("pk")).filter(
-        Exists(AttackResult.objects.filter(last_score=OuterRef("pk")))
-    )
     semi_joins = {
         "attack": Exists(AttackResult.objects.filter(attack_identifier=OuterRef("pk"))),
         "target": Exists(Conversation.objects.filter(target_identifier=OuterRef("pk"))),
-        "scorer": Exists(last_scores),
         "converter": Exists(PieceConverter.objects.filter(identifier=OuterRef("pk"))),
     }
-    first, *rest = [used_as(role, semi_joins[role]) for role in IDENTIFIER_ROLES if role in roles]
-    used = first.union(*rest, all=True) if rest else first
-    found: dict[str, set[str]] = {"attack": set(), "target": set(), "scorer": set()}
+    wanted = [used_as(role, exists) for role, exists in semi_joins.items() if role in roles]
+    used = wanted[0].union(*wanted[1:], all=True) if wanted else []
+    found: dict[str, set[str]] = {"attack": set(), "target": set()}
     found |= {"converter": set(), "model": set()}
     for role, class_name, params in used:
         found[role].add(class_name)
@@ -234,12 +230,48 @@ def attack_filter_options(*, roles: tuple[str, ...] = IDENTIFIER_ROLES) -> dict[
         "attack_classes": sorted(found["attack"]),
         "target_classes": sorted(found["target"]),
         "target_models": sorted(found["model"]),
-        "scorer_classes": sorted(found["scorer"]),
+        "scorer_classes": last_score_scorer_classes() if "scorer" in roles else [],
         "converter_classes": sorted(found["converter"]),
         "labels": _used_labels(AttackResult.label_index.through, "attackresult_id"),
         "harm_categories": _used_harm_categories(AttackResult.harm_category_index.through),
         "datasets": list(SeedDataset.objects.order_by("name").values_list("name", flat=True)),
     }
+
+
+def last_score_scorer_classes() -> list[str]:
+    """The class names of the scorers of attacks' last scores (the ``scorer_class`` filter's
+    choices), cached under the attack results' last write.
+
+    No index answers this: a scorer none of whose scores is a last score (a refusal scorer
+    judging every response) can only be ruled out by visiting each of its scores or each
+    attack, 0.1–0.7 s at 100,000 attacks and 280,000 scores. So the answer is kept in the
+    cache under a key made of the newest ``updated_at`` of attack results (every write of
+    one sets it; an index probe) and how many carry a last score (an index count, which
+    changes when attacks or their last scores are deleted): one query while nothing changed,
+    the scan once after each write (docs/performance.md, "Attack list").
+    """
+    table = connection.ops.quote_name(AttackResult._meta.db_table)
+    with connection.cursor() as cursor:
+        # Two scalar subqueries, so each is planned on its own index (as one aggregate
+        # over the table, both would scan it).
+        cursor.execute(
+            f"SELECT (SELECT MAX(updated_at) FROM {table}),"
+            f" (SELECT COUNT(last_score_id) FROM {table})"
+        )
+        latest, scored = cursor.fetchone()
+    # SQLite gives the time as text with a space, which cache keys must not hold.
+    key = f"attack-scorer-classes:{str(latest).replace(' ', 'T')}:{scored}"
+    classes = cache.get(key)
+    if classes is None:
+        classes = sorted(
+            set(
+                AttackResult.objects.filter(last_score__isnull=False)
+                .values_list("last_score__scorer_class_identifier__class_name", flat=True)
+                .distinct()
+            )
+        )
+        cache.set(key, classes, timeout=None)
+    return classes
 
 
 def conversation_filter_options() -> dict[str, list[Any]]:

@@ -253,12 +253,12 @@ def test_page_query_count_is_pinned(viewer_client, pyrit_memory):
         make_attack(outcome=outcome)
     assert get_counted(viewer_client, "/dashboards/")[0] == small
     # Session, user, permissions (2), side-panel choices (4: the attack list's own
-    # ``attack_filter_options``), then the inline widgets: the attack facts and their
-    # identifier names once for the headline, attack class, target, scorer, heat map and eval
-    # hash (2); harm categories (1); seed datasets (2); label keys (shared with the side
-    # panel's list), the key's labels and their counts (3: the totals are the facts'); the
-    # trend (2); the OWASP widget's crosswalk tally of the scope, which the ATLAS and NIST
-    # widgets reuse. Each widget grouping on its own was 20.
+    # ``attack_filter_options`` without scorers, so without the cached scorer list), then the
+    # inline widgets: the attack facts and their identifier names once for the headline,
+    # attack class, target, scorer, heat map and eval hash (2); harm categories (1); seed
+    # datasets (2); label keys (shared with the side panel's list), the key's labels and their
+    # counts (3: the totals are the facts'); the trend (2); the OWASP widget's crosswalk tally
+    # of the scope, which the ATLAS and NIST widgets reuse. Each widget on its own was 20.
     assert small == 2 + 2 + 4 + 2 + 1 + 2 + 3 + 2 + WIDGET_QUERIES["asr_by_owasp"]
 
 

@@ -49,11 +49,18 @@ NATURAL_KEYS = {
 }
 
 
+#: Reference data a migration loads and no import writes (the framework crosswalk).
+NOT_IMPORTED = ("memory.models.crosswalk",)
+
+
 def _models() -> list[type[models.Model]]:
     return [
         m
         for m in apps.get_models(include_auto_created=True)
-        if m._meta.app_label in ("memory", "seeds") and not m._meta.proxy and m._meta.managed
+        if m._meta.app_label in ("memory", "seeds")
+        and not m._meta.proxy
+        and m._meta.managed
+        and m.__module__ not in NOT_IMPORTED
     ]
 
 

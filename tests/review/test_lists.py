@@ -9,7 +9,7 @@ from datetime import timedelta
 import pytest
 from django.test import Client
 
-from memory.models import AttackResult, HarmCategory, Label
+from memory.models import AttackResult, HarmCategory, Label, MessagePiece
 from redteam.core.choices import AttackOutcome, ConversationType, ScoreType
 from tests.factories import (
     NOW,
@@ -430,15 +430,18 @@ def _conversations(memory, n):
     ("url", "build", "headers", "expected"),
     [
         # Every page: session, user, the user's and their groups' permissions (the view
-        # permission check). Then: capped count, the page's keys, its rows (joined), 4
-        # filter-panel option queries (identifiers used as attack / target / scorer /
-        # converter in one; labels; harm categories; datasets), the user's saved views
-        ("/attacks/", _attacks, {}, 12),
+        # permission check). Then: capped count, the page's keys, its rows (joined), 5
+        # filter-panel option queries (identifiers used as attack / target / converter in
+        # one; the attack results' last write, which keys the cached scorer choices; labels;
+        # harm categories; datasets), the user's saved views, and here, just after a write,
+        # the scorer choices themselves (test_scorer_choices_are_cached_until_a_write: one
+        # query fewer while nothing changed)
+        ("/attacks/", _attacks, {}, 14),
         # + the label filter's look-up of the label's id
-        ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 13),
+        ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 15),
         # + the target filter's look-up of the model's identifier ids
-        ("/attacks/?target_model=llama-3", _attacks, {}, 13),
-        ("/attacks/?count=all&sort=-score", _attacks, {}, 12),
+        ("/attacks/?target_model=llama-3", _attacks, {}, 15),
+        ("/attacks/?count=all&sort=-score", _attacks, {}, 14),
         # htmx: no filter panel
         ("/attacks/?outcome=success", _attacks, {"HX-Request": "true"}, 7),
         # + capped count, keys, rows, message counts, first messages, attack
@@ -606,3 +609,30 @@ def test_a_match_deep_in_a_long_text_is_shown_marked(client, memory):
     objectives = html[html.index('id="g-objectives"') : html.index('id="g-pieces"')]
     assert "…" in objectives
     assert "the <mark>needle</mark> is here" in objectives
+
+
+def test_scorer_choices_are_cached_until_a_write(client, memory):
+    """The scorer choices come from the cache while attack results are unchanged (one query
+    fewer), and follow every write that changes them: a new attack, a last score changed, a
+    last score removed by deleting its score, an attack deleted."""
+    from memory.storage.selectors import attack_filter_options
+
+    first = memory.attack()  # SubStringScorer
+    cold, _ = get_counted(client, "/attacks/")
+    warm, response = get_counted(client, "/attacks/")
+    assert warm == cold - 1 == 13
+    assert b"<option>SubStringScorer</option>" in response.content
+    assert attack_filter_options()["scorer_classes"] == ["SubStringScorer"]
+    second = memory.attack()  # SelfAskLikertScorer
+    assert attack_filter_options()["scorer_classes"] == ["SelfAskLikertScorer", "SubStringScorer"]
+    # A new last score by another scorer, saved like the writer saves (updated_at set).
+    reply = MessagePiece.objects.filter(message__conversation=second.conversation).last()
+    refusal = make_identifier("SelfAskRefusalScorer")
+    rescored = make_score(reply, "true", scorer_class_identifier=refusal)
+    second.last_score = rescored
+    second.save()
+    assert attack_filter_options()["scorer_classes"] == ["SelfAskRefusalScorer", "SubStringScorer"]
+    rescored.delete()  # SET NULL on the attack: no save, no updated_at
+    assert attack_filter_options()["scorer_classes"] == ["SubStringScorer"]
+    first.delete()
+    assert attack_filter_options()["scorer_classes"] == []

@@ -11,6 +11,12 @@ Related rows are never loaded per row: the view puts what a page needs into the 
 context (``identifiers``: identifier pk → dict, ``scores``: original_prompt_id → scores,
 ``pieces``: a conversation's pieces), loaded in a fixed number of queries. Without it (a
 serializer used on its own) each serializer loads what it needs itself.
+
+Nor is anything built per row: pieces, scores and conversations serialise through a field plan
+made once per serializer (:class:`~redteam.core.api.FieldPlanMixin`), and a piece serializer
+makes one score serializer for all its pieces' scores. Building a nested ``ScoreSerializer``
+per piece cost half the time of a conversation's JSON (docs/performance.md, "Read API");
+``tests/api/test_read_snapshot.py`` holds the output to what the generic path gave.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Any
 
+from django.utils.functional import cached_property
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
@@ -32,7 +39,7 @@ from memory.models import (
 )
 from memory.storage.selectors import conversation_pieces, identifier_dicts_for, scores_for_pieces
 from memory.transfer.shapes import PIECE_KEYS, SCORE_KEYS
-from redteam.core.api import media_url, merge_extra
+from redteam.core.api import FieldPlanMixin, media_url, merge_extra
 from redteam.core.choices import ScoreStatus, TimestampSource
 
 
@@ -87,7 +94,7 @@ class ScorableContentSerializer(serializers.ModelSerializer):
         return merge_extra(super().to_representation(instance), instance.extra)
 
 
-class ScoreSerializer(serializers.ModelSerializer):
+class ScoreSerializer(FieldPlanMixin, serializers.ModelSerializer):
     """PyRIT 0.12 ``Score.to_dict()``; 1.1.0 ``status`` / ``scorable`` when not the default."""
 
     scorer_class_identifier = IdentifierField(source="scorer_class_identifier_id")
@@ -109,7 +116,7 @@ class ScoreSerializer(serializers.ModelSerializer):
         return merge_extra(data, instance.extra)
 
 
-class MessagePieceSerializer(serializers.ModelSerializer):
+class MessagePieceSerializer(FieldPlanMixin, serializers.ModelSerializer):
     """PyRIT 0.12 ``MessagePiece.to_dict()``, scores embedded (contract §9.4).
 
     Expects ``message__conversation`` joined and ``converters`` prefetched. ``media`` (not
@@ -145,7 +152,12 @@ class MessagePieceSerializer(serializers.ModelSerializer):
         if loaded is None:
             loaded = scores_for_pieces(pieces=[piece])
         scores = loaded.get(piece.original_prompt_id, [])
-        return ScoreSerializer(scores, many=True, context=self.context).data
+        return [self._score_serializer.to_representation(score) for score in scores]
+
+    @cached_property
+    def _score_serializer(self) -> ScoreSerializer:
+        """One score serializer for the scores of every piece this one serialises."""
+        return ScoreSerializer(context=self.context)
 
     @extend_schema_field(
         {
@@ -198,7 +210,7 @@ class ConversationSerializer(serializers.ModelSerializer):
         return merge_extra(super().to_representation(instance), instance.extra)
 
 
-class _ConversationEntitySerializer(serializers.ModelSerializer):
+class _ConversationEntitySerializer(FieldPlanMixin, serializers.ModelSerializer):
     """PyRIT 1.1.0 ``Conversation`` (contract §9.7), and the PyRIT version that wrote it when
     Redline knows it (not a key of PyRIT's own: kept so a round trip loses nothing)."""
 
