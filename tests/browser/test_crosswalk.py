@@ -38,6 +38,7 @@ def test_owasp_widget_drills_down_to_its_attacks(login_page, live_server, viewer
     assert rows.count() >= 3
     assert page.locator("#asr_by_atlas svg g.bar-row").count() >= 3
     assert page.locator("#asr_by_nist svg g.bar-row").count() >= 3
+    shot(page, "crosswalk-dashboard")
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
     widget.screenshot(path=str(ARTIFACTS / "dashboard-owasp.png"))
 
