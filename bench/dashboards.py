@@ -918,11 +918,13 @@ def _database_cpu() -> Callable[[], float]:
 
 
 def measure_pages(repeat: int) -> Iterator[tuple[str, float, float, int]]:
-    """Yield (filter, wall ms, CPU ms, queries) of the whole page: the page and its three late
-    parts requested one after another, cold (no cache of any figure; each request reads the
+    """Yield (filter, wall ms, CPU ms, queries) of the whole page: the page and its late parts
+    requested one after another, cold (no cache of any figure; each request reads the
     database), median of ``repeat`` after a warm-up. CPU is this process's plus, on
-    PostgreSQL, the server backend's."""
+    PostgreSQL, the server backend's. Each request's own figures follow as
+    ``<filter>/<request>`` (``page``, or the part's name), from the same runs."""
     from django.contrib.auth.models import User
+    from django.db import connection
     from django.test import Client
 
     from memory.dashboards.widgets import LATE_PARTS
@@ -938,11 +940,29 @@ def measure_pages(repeat: int) -> Iterator[tuple[str, float, float, int]]:
     for name in PAGE_FILTERS:
         query = _page_filters()[name]
 
-        def whole(q: str = query) -> None:
-            for url in urls:
-                _get(client, url, q)
+        each: dict[str, list[tuple[float, float]]] = {url: [] for url in urls}
+        counts = {url: QueryCounter() for url in urls}
 
-        *_, queries = _time(whole, 0)  # the warm-up, counting queries
+        def whole(
+            q: str = query,
+            each: dict[str, list[tuple[float, float]]] = each,
+            counts: dict[str, QueryCounter] = counts,
+        ) -> None:
+            for url in urls:
+                started, cpu, db = time.perf_counter(), time.process_time(), database_cpu()
+                with connection.execute_wrapper(counts[url]):
+                    _get(client, url, q)
+                each[url].append(
+                    (
+                        (time.perf_counter() - started) * 1000,
+                        (time.process_time() - cpu + database_cpu() - db) * 1000,
+                    )
+                )
+
+        whole()  # the warm-up, counting queries
+        queries = sum(counter.count for counter in counts.values())
+        for figures in each.values():  # the warm-up's are left out
+            figures.clear()
         walls, cpus = [], []
         for _ in range(repeat):
             started, cpu, db = time.perf_counter(), time.process_time(), database_cpu()
@@ -950,6 +970,11 @@ def measure_pages(repeat: int) -> Iterator[tuple[str, float, float, int]]:
             walls.append((time.perf_counter() - started) * 1000)
             cpus.append((time.process_time() - cpu + database_cpu() - db) * 1000)
         yield name, statistics.median(walls), statistics.median(cpus), queries
+        for url, figures in each.items():
+            request = url.strip("/").split("/")[-1] if "part" in url else "page"
+            wall = statistics.median(w for w, _ in figures)
+            cpu_ms = statistics.median(c for _, c in figures)
+            yield f"{name}/{request}", wall, cpu_ms, counts[url].count // (repeat + 1)
 
 
 def _page_filters() -> dict[str, str]:
@@ -1079,15 +1104,16 @@ def _pages(args: argparse.Namespace, env: dict[str, str], database: str) -> None
                         (float(wall), float(cpu), int(queries))
                     )
                     print(
-                        f"  round {round_ + 1} {side:<8} ({where}) {name:<6} "
+                        f"  round {round_ + 1} {side:<8} ({where}) {name:<18} "
                         f"{float(wall):>7.0f} ms wall {float(cpu):>7.0f} ms CPU {queries} queries"
                     )
     print(f"calibration after: {calibration()}")
     print(
-        f"{'database':<10} {'filter':<7} {'code':<9} {'wall':>9} {'CPU':>9} {'queries':>7} "
-        f"{'CPU/budget':>10} {'wall/budget':>11} {'CPU new/old':>11}"
+        f"{'database':<10} {'filter/request':<18} {'code':<9} {'wall':>9} {'CPU':>9} "
+        f"{'queries':>7} {'CPU/budget':>10} {'wall/budget':>11} {'CPU new/old':>11}"
     )
-    for name in PAGE_FILTERS:
+    names = [n for _, n in runs if n in PAGE_FILTERS or n.split("/")[0] in PAGE_FILTERS]
+    for name in dict.fromkeys(sorted(names, key=lambda n: (n.split("/")[0], "/" in n, n))):
         old_cpu = None
         if ("baseline", name) in runs:
             old_cpu = statistics.median(cpu for _, cpu, _ in runs[("baseline", name)])
@@ -1099,7 +1125,7 @@ def _pages(args: argparse.Namespace, env: dict[str, str], database: str) -> None
             queries = runs[(side, name)][0][2]
             ratio = f"{cpu / old_cpu:.2f}" if old_cpu and side == "new" else ""
             print(
-                f"{database:<10} {name:<7} {side:<9} {wall:>6.0f} ms {cpu:>6.0f} ms {queries:>7} "
+                f"{database:<10} {name:<18} {side:<9} {wall:>6.0f} ms {cpu:>6.0f} ms {queries:>7} "
                 f"{cpu / budget:>10.2f} {wall / budget:>11.2f} {ratio:>11}"
             )
 
@@ -1128,6 +1154,11 @@ def main() -> None:
         "databases, e.g. the main branch's; implies --pages-only",
     )
     parser.add_argument("--rounds", type=int, default=3, help="alternations with --baseline")
+    parser.add_argument(
+        "--pg-name",
+        help="the PostgreSQL database to use (default redline_bench_dashboards_<attacks>), "
+        "e.g. a copy made with CREATE DATABASE … TEMPLATE …",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--code", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -1144,7 +1175,7 @@ def main() -> None:
             "SECURE_SSL_REDIRECT": "0",
             "LOG_LEVEL": "WARNING",
         }
-        pg_name = f"redline_bench_dashboards_{args.attacks}"
+        pg_name = args.pg_name or f"redline_bench_dashboards_{args.attacks}"
         sqlite_path = ROOT / "var" / f"bench-dashboards-{args.attacks}.sqlite3"
         if database == "sqlite":
             if not args.keep:

@@ -17,6 +17,7 @@ from memory.dashboards.tables import TABLE_WIDGETS, tables_for
 from memory.dashboards.widgets import (
     LATE_PARTS,
     LATE_WIDGETS,
+    PART_OF,
     WIDGETS,
     WIDGETS_BY_NAME,
     DashboardRequest,
@@ -137,20 +138,37 @@ def _breakdown_card(dash: DashboardRequest, slug: str, breakdown: Any, table: An
     }
 
 
+#: What a late breakdown part's placeholder says it is counting.
+LATE_BREAKDOWNS = {"converter": "the converter breakdown", "framework": "the framework breakdowns"}
+
+
+def _breakdown_cards(
+    dash: DashboardRequest, built: dict[str, Any], tables: dict[str, Any]
+) -> list[dict[str, Any]]:
+    """The breakdown cards ``built`` holds, in page order; a late part's cards not built here
+    are one placeholder, where its first card goes (its cards then fill the grid in its
+    place). A late part's own response draws only its built cards."""
+    cards: list[dict[str, Any]] = []
+    placed: set[str] = set()
+    for name in BREAKDOWNS:
+        slug = f"asr_by_{name}"
+        if slug in built:
+            cards.append(_breakdown_card(dash, slug, built[slug], tables[slug]))
+        elif slug in PART_OF and PART_OF[slug] not in placed:
+            part = PART_OF[slug]
+            placed.add(part)
+            url = _part_url(dash, part)
+            cards.append({"slug": slug, "late": True, "url": url, "what": LATE_BREAKDOWNS[part]})
+    return cards
+
+
 def widget_context(dash: DashboardRequest, built: dict[str, Any]) -> dict[str, Any]:
     """Template context for whichever widgets ``built`` holds (the page, or one late part)."""
     tables = tables_for(dash, built)
     context: dict[str, Any] = {
         "tables": tables,
         "csv": {slug: dash.csv_url(slug) for slug in tables},
-        "breakdowns": [
-            _breakdown_card(
-                dash, f"asr_by_{name}", built[f"asr_by_{name}"], tables[f"asr_by_{name}"]
-            )
-            if f"asr_by_{name}" in built
-            else {"slug": f"asr_by_{name}", "late": True}
-            for name in BREAKDOWNS
-        ],
+        "breakdowns": _breakdown_cards(dash, built, tables),
     }
     if "headline" in built:
         counts = built["headline"].counts
@@ -240,10 +258,11 @@ def _part_url(dash: DashboardRequest, part: str) -> str:
 def dashboard(request: HttpRequest) -> HttpResponse:
     """The dashboard: headline, breakdowns, heat map, eval-hash groups, trend, scorers.
 
-    Attack-level widgets render with the page. The three that follow attacks down to their
-    pieces (volume, converters, scorers) cost in proportion to the pieces behind the
-    filtered attacks, so the page loads them right after itself from
-    :func:`dashboard_part` (htmx; without JavaScript, a link opens them).
+    Attack-level widgets render with the page. The parts of :data:`LATE_PARTS` — those that
+    follow attacks down to their pieces (volume, converters, scorers), whose cost grows with
+    the pieces behind the filtered attacks, and the framework breakdowns — load right after
+    it, side by side, from :func:`dashboard_part` (htmx; without JavaScript, a link opens
+    each).
     """
     dash = DashboardRequest.from_query(request.GET)
     context: dict[str, Any] = {
@@ -290,7 +309,8 @@ def dashboard_part(request: HttpRequest, part: str) -> HttpResponse:
         return _invalid(dash)
     built = {name: WIDGETS_BY_NAME[name].build(dash) for name in names}
     context = {"dash": dash, **widget_context(dash, built)}
-    return render(request, f"dashboards/dashboard.html#part-{part}", context)
+    partial = "breakdowns" if part in LATE_BREAKDOWNS else part
+    return render(request, f"dashboards/dashboard.html#part-{partial}", context)
 
 
 @login_required

@@ -234,11 +234,16 @@ WIDGETS: list[Widget] = [
 ]
 WIDGETS_BY_NAME = {widget.name: widget for widget in WIDGETS}
 
-#: Widgets that follow attacks down to their pieces: their cost grows with the pieces behind
-#: the filtered attacks, so the page loads them after itself (``/dashboards/part/<name>/``).
+#: Widgets the page loads after itself (``/dashboards/part/<name>/``), side by side: those that
+#: follow attacks down to their pieces (their cost grows with the pieces behind the filtered
+#: attacks), and the three framework breakdowns, whose shared crosswalk tally groups every
+#: attack by class and harm categories (docs/dashboards.md → Performance).
 LATE_PARTS: dict[str, tuple[str, ...]] = {
     "volume": ("volume",),
     "converter": ("asr_by_converter",),
+    "framework": ("asr_by_owasp", "asr_by_atlas", "asr_by_nist"),
     "scorers": ("scorer_distributions", "attack_agreement", "score_agreement"),
 }
 LATE_WIDGETS = frozenset(name for names in LATE_PARTS.values() for name in names)
+#: The late part each late widget comes with.
+PART_OF = {name: part for part, names in LATE_PARTS.items() for name in names}

@@ -21,7 +21,7 @@ def _open(page, url: str) -> None:
     from playwright.sync_api import expect
 
     page.goto(url)
-    # The three parts that follow attacks down to their pieces arrive after the page.
+    # The late parts (volume, converters, frameworks, scorers) arrive after the page.
     expect(page.locator(".late-part")).to_have_count(0)
 
 

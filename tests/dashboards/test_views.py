@@ -257,9 +257,31 @@ def test_page_query_count_is_pinned(viewer_client, pyrit_memory):
     # inline widgets: the attack facts and their identifier names once for the headline,
     # attack class, target, scorer, heat map and eval hash (2); harm categories (1); seed
     # datasets (2); label keys (shared with the side panel's list), the key's labels and their
-    # counts (3: the totals are the facts'); the trend (2); the OWASP widget's crosswalk tally
-    # of the scope, which the ATLAS and NIST widgets reuse. Each widget on its own was 20.
-    assert small == 2 + 2 + 4 + 2 + 1 + 2 + 3 + 2 + WIDGET_QUERIES["asr_by_owasp"]
+    # counts (3: the totals are the facts'); the trend (2). The framework breakdowns come
+    # late, as a part of their own. Each widget grouping on its own was 20.
+    assert small == 2 + 2 + 4 + 2 + 1 + 2 + 3 + 2
+
+
+def test_each_late_part_has_a_placeholder_and_a_no_js_link(viewer_client, pyrit_memory):
+    """The page names every late part once, with its filters: htmx fetches it, and without
+    JavaScript a link opens it. The framework cards come only with their part."""
+    query = "labels=operation:op_blue_heron&source=human"
+    page = whole_page(viewer_client, query)[0]
+    fetched = [a["hx-get"] for tag, a in page.tags if "hx-get" in a]
+    expected = [f"/dashboards/part/{part}/?{query.replace(':', '%3A')}" for part in LATE_PARTS]
+    assert sorted(fetched) == sorted(expected)
+    assert {link.href for link in page.links} >= set(expected)
+    ids = {a.get("id") for _, a in page.tags}
+    assert not ids & {"asr_by_owasp", "asr_by_atlas", "asr_by_nist"}
+    framework = DashboardHTML(
+        viewer_client.get(f"/dashboards/part/framework/?{query}").content.decode()
+    )
+    cards = [a["id"] for tag, a in framework.tags if tag == "section"]
+    assert cards == ["asr_by_owasp", "asr_by_atlas", "asr_by_nist"]
+    assert {link.href.split("?")[0] for link in framework.links} >= {
+        "/attacks/",
+        "/dashboards/csv/asr_by_owasp.csv",
+    }
 
 
 def test_late_part_query_counts_are_pinned(viewer_client, pyrit_memory):
@@ -267,6 +289,8 @@ def test_late_part_query_counts_are_pinned(viewer_client, pyrit_memory):
     parts = {
         "volume": WIDGET_QUERIES["volume"],
         "converter": WIDGET_QUERIES["asr_by_converter"],
+        # the crosswalk tally of the scope (2), shared by the OWASP, ATLAS and NIST cards
+        "framework": WIDGET_QUERIES["asr_by_owasp"],
         "scorers": WIDGET_QUERIES["scorer_distributions"]
         + WIDGET_QUERIES["attack_agreement"]
         + WIDGET_QUERIES["score_agreement"],
