@@ -4,6 +4,7 @@ receiver, the delivery log and its filters. Screenshots go to var/test-artifacts
 from __future__ import annotations
 
 import pytest
+from playwright.sync_api import expect
 
 from memory.models import WebhookDelivery, WebhookEndpoint
 
@@ -29,6 +30,7 @@ def test_lead_adds_an_endpoint_sends_a_test_event_and_reads_the_log(
     assert secret == endpoint.secret and secret.startswith("whsec_")
     shot(page, "webhooks-2-secret-once")
     page.click("text=Back to the endpoint")
+    page.wait_for_url(f"**/webhookendpoint/{endpoint.pk}/change/")
     assert secret not in page.content()
 
     # A test event from the list's actions, signed and received.
@@ -56,5 +58,6 @@ def test_lead_adds_an_endpoint_sends_a_test_event_and_reads_the_log(
     assert page.locator("#result_list tbody tr").count() == 1
     pending = WebhookDelivery.objects.get(state="pending")
     page.click(f"#result_list a[href*='{pending.pk}/change/']")
-    assert "receiver down" in page.content()
+    # The click navigates: wait for the delivery's own page before reading it.
+    expect(page.locator("#content")).to_contain_text("receiver down")
     shot(page, "webhooks-5-delivery")
