@@ -12,6 +12,7 @@ from types import SimpleNamespace
 
 import pytest
 from django.http import QueryDict
+from django.test import RequestFactory
 
 from memory.models import AttackResult, Conversation, HarmCategory, Label
 from memory.storage.filters import AttackResultFilter, ConversationFilter
@@ -281,6 +282,69 @@ def test_bad_attack_filter_values_are_errors_naming_the_parameter(world, params,
 def test_hash_filters_accept_upper_case(world):
     assert attacks(world, {"target_hash": world.target_b.hash.upper()}) == ["b"]
     assert attacks(world, {"scorer_hash": world.scorer_a.hash.upper()}) == ["a"]
+
+
+@pytest.mark.parametrize(("sort", "from_request"), [("", True), ("objective", True), ("", False)])
+@pytest.mark.parametrize("cap", [0, 3, 1000])
+def test_scorer_filters_equal_a_python_filter_when_most_scores_are_not_last(
+    db, monkeypatch, cap, sort, from_request
+):
+    """Each scorer judges many pieces besides the last responses; the filters keep exactly the
+    attacks whose last score is theirs, whether the matches are few enough to be sent as ids
+    (``cap`` 1000) or not (0, 3: each attack's last score probed for a request's list in
+    time order, else reached from the scorer's scores: another ``sort``, no request)."""
+    monkeypatch.setattr(AttackResultFilter, "LAST_SCORER_IDS", cap)
+    scorers = [
+        make_identifier("SubStringScorer"),
+        make_identifier("SubStringScorer", substring="other"),
+        make_identifier("SelfAskLikertScorer"),
+        make_identifier("SelfAskRefusalScorer"),  # scores many pieces, never a last score
+    ]
+    for i in range(24):
+        conversation = make_conversation(f"conv-{i:02d}")
+        piece = make_piece(make_message(conversation, 0, role="assistant"), f"reply {i}")
+        for scorer in scorers:  # every scorer scores every piece; none of these is last
+            make_score(piece, scorer_class_identifier=scorer)
+        last = None if i % 5 == 4 else make_score(piece, scorer_class_identifier=scorers[i % 3])
+        make_attack(
+            conversation,
+            last_score=last,
+            outcome=AttackOutcome.SUCCESS if i % 2 else AttackOutcome.FAILURE,
+            timestamp=NOW + timedelta(minutes=(i * 7) % 24),
+        )
+    everything = list(AttackResult.objects.select_related("last_score__scorer_class_identifier"))
+
+    def expected(class_name: str | None = None, scorer_id: int | None = None) -> list[str]:
+        kept = [
+            a
+            for a in everything
+            if a.last_score is not None
+            and class_name in (None, a.last_score.scorer_class_identifier.class_name)
+            and scorer_id in (None, a.last_score.scorer_class_identifier_id)
+        ]
+        return [str(a.pk) for a in sorted(kept, key=lambda a: (a.timestamp, a.pk), reverse=True)]
+
+    def filtered(params: dict) -> list[str]:
+        params = {**params, "sort": sort} if sort else params
+        request = RequestFactory().get("/attacks/") if from_request else None
+        filterset = AttackResultFilter(
+            query(params), queryset=AttackResult.objects.all(), request=request
+        )
+        assert filterset.is_valid(), filterset.errors
+        ordered = filterset.qs.order_by("-timestamp", "-pk")
+        return [str(pk) for pk in ordered.values_list("pk", flat=True)]
+
+    for name in ("SubStringScorer", "SelfAskLikertScorer", "SelfAskRefusalScorer", "None"):
+        assert filtered({"scorer_class": name}) == expected(class_name=name)
+    for scorer in scorers:
+        assert filtered({"scorer_hash": scorer.hash}) == expected(scorer_id=scorer.pk)
+    assert len(expected(class_name="SubStringScorer")) == 13
+    assert expected(scorer_id=scorers[3].pk) == []
+    successes = {str(a.pk) for a in everything if a.outcome == AttackOutcome.SUCCESS}
+    both = {"scorer_class": "SubStringScorer", "outcome": AttackOutcome.SUCCESS}
+    assert filtered(both) == [
+        pk for pk in expected(class_name="SubStringScorer") if pk in successes
+    ]
 
 
 def conversations(params: dict) -> list[str]:

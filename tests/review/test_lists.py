@@ -441,6 +441,9 @@ def _conversations(memory, n):
         ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 15),
         # + the target filter's look-up of the model's identifier ids
         ("/attacks/?target_model=llama-3", _attacks, {}, 15),
+        # + the scorer filter's look-ups of the scorer's identifier ids and of the ids of
+        # its attacks (capped), whether the page then reads those ids or probes last scores
+        ("/attacks/?scorer_class=SelfAskLikertScorer", _attacks, {}, 16),
         ("/attacks/?count=all&sort=-score", _attacks, {}, 14),
         # htmx: no filter panel
         ("/attacks/?outcome=success", _attacks, {"HX-Request": "true"}, 7),
