@@ -1037,17 +1037,13 @@ class _Plan:
 
     def _score_homes(self, scores: list[ScoreSpec]) -> dict[uuid.UUID, int]:
         """Each scored piece id's conversation pk: from the batch, else one look-up."""
-        homes = {
-            p.spec.id: self.existing_conversations[p.conversation_id].pk for p in self.batch.pieces
-        }
-        elsewhere = {
-            s.message_piece_id
-            for s in scores
-            if s.message_piece_id is not None and s.message_piece_id not in homes
-        }
-        if elsewhere:
-            homes.update(MessagePiece.objects.conversation_pks(elsewhere))
-        return homes
+        return score_homes(
+            batch_homes={
+                p.spec.id: self.existing_conversations[p.conversation_id].pk
+                for p in self.batch.pieces
+            },
+            scores=scores,
+        )
 
     _ATTACK_FIELDS = (
         "conversation",
@@ -1424,3 +1420,19 @@ def _link(through: Any, owner: str, target: str, owners: dict[Any, Any], targets
             for target_pk in set(targets(values))
         ],
     )
+
+
+def score_homes(
+    *, batch_homes: dict[uuid.UUID, int], scores: Iterable[ScoreSpec]
+) -> dict[uuid.UUID, int]:
+    """Each scored piece id's conversation pk (the score's home): ``batch_homes`` for the pieces
+    written with the scores, one look-up for pieces stored earlier."""
+    homes = dict(batch_homes)
+    elsewhere = {
+        s.message_piece_id
+        for s in scores
+        if s.message_piece_id is not None and s.message_piece_id not in homes
+    }
+    if elsewhere:
+        homes.update(MessagePiece.objects.conversation_pks(elsewhere))
+    return homes

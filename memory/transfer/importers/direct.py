@@ -62,6 +62,7 @@ from memory.storage.write import (
     _report,
     _serialise_writers,
     _sha,
+    score_homes,
 )
 from redteam.core import identifiers as ids
 from redteam.core.bulk import _adapters, _columns, existing_values, insert_rows, update_rows
@@ -488,14 +489,10 @@ class DirectWriter:
         scores = batch.scores
         if not scores:
             return
-        homes = {p.spec.id: conversation_pks[p.conversation_id] for p in batch.pieces}
-        elsewhere = {
-            s.message_piece_id
-            for s in scores
-            if s.message_piece_id is not None and s.message_piece_id not in homes
-        }
-        if elsewhere:
-            homes.update(MessagePiece.objects.conversation_pks(elsewhere))
+        homes = score_homes(
+            batch_homes={p.spec.id: conversation_pks[p.conversation_id] for p in batch.pieces},
+            scores=scores,
+        )
         contents = existing_values(
             ScorableContent, "id", {c for s in scores if (c := _content_id(s.scorable))}
         )
