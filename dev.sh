@@ -80,9 +80,18 @@ case "$cmd" in
     say "Starting the webhook worker (deliveries to the endpoints set up in the admin)"
     "$VENV/bin/python" manage.py deliver_webhooks --loop &
     webhooks=$!
-    trap 'kill "$worker" "$webhooks" 2>/dev/null || true' EXIT INT TERM
     say "Serving on http://127.0.0.1:8000 (Ctrl-C to stop)"
-    "$VENV/bin/python" manage.py runserver 127.0.0.1:8000 "$@"
+    "$VENV/bin/python" manage.py runserver 127.0.0.1:8000 "$@" &
+    server=$!
+    # Stopping dev.sh (Ctrl-C, or a TERM from a supervisor) stops the workers and the server,
+    # the autoreloader's serving child included, which a kill of its parent would orphan.
+    stop() {
+      pkill -TERM -P "$server" 2>/dev/null || true
+      kill "$worker" "$webhooks" "$server" 2>/dev/null || true
+    }
+    trap stop EXIT
+    trap 'exit 130' INT TERM
+    wait "$server"
     ;;
   test)
     setup
