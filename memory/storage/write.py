@@ -168,7 +168,7 @@ def ingest_batch(
         written = partial or not problems
         if written:
             plan.write()
-            events.attacks_succeeded_after_commit(plan.succeeded)
+            events.attacks_succeeded_announce(plan.succeeded)
     return _report(
         batch, problems, plan if written else None, started, written, partial, list_items
     )

@@ -304,14 +304,13 @@ def _deliveries(event):
 
 
 def test_finding_created_and_status_changed_queue_one_delivery_per_subscribed_endpoint(
-    subscribed, build, reviewer, django_capture_on_commit_callbacks
+    subscribed, build, reviewer
 ):
     endpoint("finding-only", events=[WebhookEvent.FINDING_CREATED])
     built = build()
-    with django_capture_on_commit_callbacks(execute=True):
-        finding = finding_services.finding_create(
-            actor=reviewer, title="Badge bypass", severity="high", evidence=[]
-        )
+    finding = finding_services.finding_create(
+        actor=reviewer, title="Badge bypass", severity="high", evidence=[]
+    )
     created = _deliveries(WebhookEvent.FINDING_CREATED)
     assert sorted(d.endpoint.name for d in created) == ["a", "b", "finding-only"]
     assert {d.event_id for d in created} == {uuid.UUID(created[0].payload["id"])}
@@ -324,8 +323,7 @@ def test_finding_created_and_status_changed_queue_one_delivery_per_subscribed_en
     )
     assert all(d.state == "pending" and d.attempts == 0 for d in created)
 
-    with django_capture_on_commit_callbacks(execute=True):
-        finding_services.finding_status_set(finding=finding, status="confirmed", actor=reviewer)
+    finding_services.finding_status_set(finding=finding, status="confirmed", actor=reviewer)
     changed = _deliveries(WebhookEvent.FINDING_STATUS_CHANGED)
     assert sorted(d.endpoint.name for d in changed) == ["a", "b"]
     assert changed[0].payload["data"]["previous_status"] == "new"
@@ -334,14 +332,8 @@ def test_finding_created_and_status_changed_queue_one_delivery_per_subscribed_en
     assert _deliveries(WebhookEvent.ATTACK_SUCCEEDED) == []
 
 
-def test_a_rolled_back_finding_announces_nothing(
-    subscribed, reviewer, django_capture_on_commit_callbacks
-):
-    with (
-        django_capture_on_commit_callbacks(execute=True),
-        pytest.raises(RuntimeError),
-        transaction.atomic(),
-    ):
+def test_a_rolled_back_finding_announces_nothing(subscribed, reviewer):
+    with pytest.raises(RuntimeError), transaction.atomic():
         finding_services.finding_create(actor=reviewer, title="Never", evidence=[])
         raise RuntimeError
     assert WebhookDelivery.objects.count() == 0
@@ -360,12 +352,9 @@ def _successes(data):
     return {a["attack_result_id"] for a in data["attack_results"] if a["outcome"] == "success"}
 
 
-def test_rest_ingestion_announces_each_success_once_and_a_resend_nothing(
-    subscribed, ingest_client, django_capture_on_commit_callbacks
-):
+def test_rest_ingestion_announces_each_success_once_and_a_resend_nothing(subscribed, ingest_client):
     data = load(EXPORT_110)
-    with django_capture_on_commit_callbacks(execute=True):
-        assert post_json(ingest_client, data).status_code == 200
+    assert post_json(ingest_client, data).status_code == 200
     succeeded = _deliveries(WebhookEvent.ATTACK_SUCCEEDED)
     expected = _successes(data)
     assert len(expected) == 10
@@ -377,8 +366,7 @@ def test_rest_ingestion_announces_each_success_once_and_a_resend_nothing(
     assert {d.payload["data"]["attack"]["outcome"] for d in succeeded} == {"success"}
     assert all(d.attempts == 0 and d.state == "pending" for d in succeeded)  # queued, not sent
 
-    with django_capture_on_commit_callbacks(execute=True):
-        again = post_json(ingest_client, data).json()
+    again = post_json(ingest_client, data).json()
     assert again["counts"]["attack_results"]["unchanged"] == 24
     assert len(_deliveries(WebhookEvent.ATTACK_SUCCEEDED)) == 30
 
@@ -387,8 +375,7 @@ def test_rest_ingestion_announces_each_success_once_and_a_resend_nothing(
     success = next(a for a in data["attack_results"] if a["outcome"] == "success")
     turned = {**copy.deepcopy(failure), "outcome": "success"}
     still = {**copy.deepcopy(success), "outcome_reason": "re-scored, still a success"}
-    with django_capture_on_commit_callbacks(execute=True):
-        body = post_json(ingest_client, {"attack_results": [turned, still]}).json()
+    body = post_json(ingest_client, {"attack_results": [turned, still]}).json()
     assert body["counts"]["attack_results"]["updated"] == 2
     after = _deliveries(WebhookEvent.ATTACK_SUCCEEDED)
     assert len(after) == 33
@@ -398,26 +385,20 @@ def test_rest_ingestion_announces_each_success_once_and_a_resend_nothing(
     assert new == {failure["attack_result_id"]}
 
 
-def test_a_refused_batch_announces_nothing(
-    subscribed, ingest_client, django_capture_on_commit_callbacks
-):
+def test_a_refused_batch_announces_nothing(subscribed, ingest_client):
     data = load(EXPORT_110)
     attack = dict(data["attack_results"][3], last_score_id=str(uuid.uuid4()))
     assert attack["outcome"] == "success"
-    with django_capture_on_commit_callbacks(execute=True):
-        assert post_json(ingest_client, {"attack_results": [attack]}).status_code == 400
+    assert post_json(ingest_client, {"attack_results": [attack]}).status_code == 400
     assert WebhookDelivery.objects.count() == 0
 
 
-def test_a_pyrit_import_announces_each_success_once_and_a_reimport_nothing(
-    subscribed, django_capture_on_commit_callbacks
-):
+def test_a_pyrit_import_announces_each_success_once_and_a_reimport_nothing(subscribed):
     successes = source_rows(
         DB_110, "SELECT count(*) FROM AttackResultEntries WHERE outcome = 'success'"
     )[0][0]
     assert successes > 0
-    with django_capture_on_commit_callbacks(execute=True):
-        assert import_pyrit_db(path=DB_110).ok
+    assert import_pyrit_db(path=DB_110).ok
     per_endpoint = WebhookDelivery.objects.filter(
         event=WebhookEvent.ATTACK_SUCCEEDED, endpoint__name="a"
     )
@@ -426,9 +407,44 @@ def test_a_pyrit_import_announces_each_success_once_and_a_reimport_nothing(
         str(pk)
         for pk in AttackResult.objects.filter(outcome="success").values_list("pk", flat=True)
     }
-    with django_capture_on_commit_callbacks(execute=True):
-        assert import_pyrit_db(path=DB_110).ok
+    assert import_pyrit_db(path=DB_110).ok
     assert per_endpoint.count() == successes
+
+
+def test_deliveries_are_written_in_the_change_s_transaction_and_roll_back_with_it(
+    subscribed, ingest_client
+):
+    """No moment exists where the change is committed and its event not yet queued."""
+    data = load(EXPORT_110)
+    with pytest.raises(RuntimeError), transaction.atomic():
+        assert post_json(ingest_client, data).status_code == 200
+        # still inside the request's enclosing transaction: the rows are already there
+        assert len(_deliveries(WebhookEvent.ATTACK_SUCCEEDED)) == 3 * len(_successes(data))
+        raise RuntimeError
+    assert AttackResult.objects.count() == 0
+    assert WebhookDelivery.objects.count() == 0
+
+
+def test_a_queuing_error_drops_the_event_but_keeps_the_change(
+    subscribed, ingest_client, monkeypatch, caplog
+):
+    """A failing queue (a real database error, which aborts a PostgreSQL transaction unless
+    its savepoint is rolled back) is logged; the ingestion still commits its rows."""
+    from django.db import DatabaseError, connection
+
+    def broken(**kwargs):
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT * FROM no_such_webhook_table")
+
+    monkeypatch.setattr(receivers, "webhook_deliveries_queue", broken)
+    data = load(EXPORT_110)
+    with caplog.at_level("ERROR", logger=receivers.__name__):
+        response = post_json(ingest_client, data)
+    assert response.status_code == 200, response.content
+    assert AttackResult.objects.count() == len(data["attack_results"])
+    assert WebhookDelivery.objects.count() == 0
+    assert "could not queue attack.succeeded webhook deliveries" in caplog.text
+    assert any(isinstance(r.exc_info[1], DatabaseError) for r in caplog.records if r.exc_info)
 
 
 def test_queuing_many_successes_takes_the_same_queries_as_a_few(subscribed, build):
@@ -461,11 +477,9 @@ def test_slack_endpoints_receive_text_and_blocks_with_escaped_text(
     finding = finding_services.finding_create(
         actor=reviewer, title="<!channel> & <https://evil.example|click>", severity="critical"
     )
-    data = payloads.finding_data(finding=finding)
+    # creating it queued the delivery (in its transaction); the worker sends it
+    assert [d.endpoint for d in _deliveries(WebhookEvent.FINDING_CREATED)] == [hook]
     now = datetime.now(UTC)  # the receiver checks the timestamp against its own clock
-    webhook_deliveries_queue(
-        event=WebhookEvent.FINDING_CREATED, endpoints=[hook], items=[data], now=now
-    )
     assert webhook_deliveries_send_due(clock=Clock(now)) == {"delivered": 1}
     body = webhook_receiver.requests[0]["body"]
     message = json.loads(body)

@@ -1,9 +1,12 @@
-"""The findings' and ingestion's after-commit signals, queued as webhook deliveries.
+"""The findings' and ingestion's signals, queued as webhook deliveries.
 
-Each receiver first asks which endpoints want the event, so with no endpoint subscribed an
-event costs one small query. The rows are written in their own transaction right after the
-change committed; an error here is logged and never reaches the request or import that
-caused the event (its change is already committed).
+The signals are sent inside the transaction that makes the change, so the delivery rows are
+written in it and commit with the change or not at all (a transactional outbox): nothing is
+announced for a rolled-back change, and no crash between a commit and the queuing can lose an
+event. The worker (``deliver_webhooks``) sees the rows only once they are committed. Each
+receiver first asks which endpoints want the event, so with no endpoint subscribed an event
+costs one small query. The rows are written in a savepoint: an error here is logged and rolls
+back only the queuing, never the ingestion or finding change that caused the event.
 """
 
 from __future__ import annotations
