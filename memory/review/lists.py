@@ -578,7 +578,9 @@ def _attack_table(request: HttpRequest) -> HttpResponse:
         return _human_labels(params, filterset.qs)
     _, order = ordering(ATTACK_SORTS, params.get("sort", ""), ATTACK_DEFAULT_SORT)
     table = attack_table(
-        queryset=filterset.qs.order_by(*order), fmt=fmt, link=request.build_absolute_uri
+        queryset=filterset.qs.order_by(*order),
+        fmt=fmt,
+        link=lambda pk: request.build_absolute_uri(reverse("attack-detail", args=[pk])),
     )
     return streaming_download(
         table.chunks,

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import csv
 import json
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from django.db.models import QuerySet
-from django.urls import reverse
 
 from memory.models import AttackResult
 from redteam.core.downloads import csv_safe
@@ -118,19 +118,19 @@ def table_queryset(queryset: QuerySet[AttackResult]) -> QuerySet[AttackResult]:
 
 
 def attack_table_rows(
-    *, queryset: QuerySet[AttackResult], link: Callable[[str], str] | None = None
+    *, queryset: QuerySet[AttackResult], link: Callable[[uuid.UUID], str] | None = None
 ) -> Iterator[dict[str, Any]]:
     """One dict per attack of ``queryset`` (in its order), keyed by the column names.
 
-    ``link`` turns an attack page path into an absolute URL (a request's
-    ``build_absolute_uri``); the ``url`` column is left out without it.
+    ``link`` gives the absolute URL of an attack's page from its id (the caller knows its
+    pages; storage does not); the ``url`` column is left out without it.
     """
     for attack in table_queryset(queryset).iterator(chunk_size=CHUNK_SIZE):
         row = {column.name: column.read(attack) for column in ATTACK_TABLE_COLUMNS}
         if row["scenario_result_id"] is not None:
             row["scenario_result_id"] = str(row["scenario_result_id"])
         if link is not None:
-            row["url"] = link(reverse("attack-detail", args=[attack.id]))
+            row["url"] = link(attack.id)
         yield row
 
 
@@ -193,7 +193,7 @@ class AttackTable:
 
 
 def attack_table(
-    *, queryset: QuerySet[AttackResult], fmt: str, link: Callable[[str], str]
+    *, queryset: QuerySet[AttackResult], fmt: str, link: Callable[[uuid.UUID], str]
 ) -> AttackTable:
     """The attacks of ``queryset`` (filtered and ordered by the caller) in ``fmt`` (a key of
     :data:`TABLE_FORMATS`), with a ``url`` column made by ``link``. Nothing is read until the

@@ -17,6 +17,7 @@ from typing import Any
 from django.db.models import Count, IntegerField, OuterRef, Prefetch, Subquery
 from django.db.models.functions import Coalesce
 from django.http import StreamingHttpResponse
+from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import pagination, renderers, viewsets
@@ -234,7 +235,12 @@ class AttackResultViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response | StreamingHttpResponse:
         if request.accepted_renderer.format == "csv":
             queryset = self.filter_queryset(self.get_queryset()).order_by("-timestamp", "-id")
-            table = attack_table(queryset=queryset, fmt="csv", link=request.build_absolute_uri)
+            table = attack_table(
+                queryset=queryset,
+                fmt="csv",
+                # the review pages' URL name: the table links each attack to its page
+                link=lambda pk: request.build_absolute_uri(reverse("attack-detail", args=[pk])),
+            )
             return streaming_download(
                 table.chunks,
                 content_type=table.content_type,
