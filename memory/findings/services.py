@@ -47,7 +47,7 @@ from memory.models import (
     Severity,
 )
 from redteam.core.choices import AttackOutcome
-from redteam.core.errors import InvalidMemory, Problem
+from redteam.core.errors import InvalidMemory, Problem, text_checked
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -56,12 +56,7 @@ TEXT_MAX = 20_000
 
 
 def _text(value: str | None, path: str, problems: list[Problem], *, required: bool = False) -> str:
-    text = (value or "").strip()
-    if required and not text:
-        problems.append(Problem(path, "is required"))
-    elif len(text) > TEXT_MAX:
-        problems.append(Problem(path, f"must be at most {TEXT_MAX} characters"))
-    return text
+    return text_checked(value, path=path, problems=problems, max_length=TEXT_MAX, required=required)
 
 
 def _strings(values: Sequence[str] | None, path: str, problems: list[Problem]) -> list[str]:

@@ -44,7 +44,7 @@ from redteam.core.choices import (
     ScoreType,
     is_media_value,
 )
-from redteam.core.errors import InvalidMemory, Problem
+from redteam.core.errors import InvalidMemory, Problem, text_checked
 from redteam.core.hashing import sha256_text
 from redteam.core.scoring import score_numeric_value
 from redteam.security import security_event
@@ -272,12 +272,9 @@ def human_scorer_identifier(*, score_type: str, reviewer_name: str) -> ids.Compo
 
 
 def _human_text(value: str, path: str, problems: list[Problem]) -> str:
-    text = (value or "").strip()
-    if not text:
-        problems.append(Problem(path, "is required"))
-    elif len(text) > HUMAN_TEXT_MAX:
-        problems.append(Problem(path, f"must be at most {HUMAN_TEXT_MAX} characters"))
-    return text
+    return text_checked(
+        value, path=path, problems=problems, max_length=HUMAN_TEXT_MAX, required=True
+    )
 
 
 def _verdict_text(outcome: str, reason: str, problems: list[Problem]) -> str:

@@ -34,3 +34,16 @@ class InvalidMemory(ValueError):
     def __init__(self, problems: list[Problem]) -> None:
         self.problems = problems
         super().__init__("; ".join(f"{p.path}: {p.message}" for p in problems))
+
+
+def text_checked(
+    value: str | None, *, path: str, problems: list[Problem], max_length: int, required: bool
+) -> str:
+    """``value`` stripped, as stored; a :class:`Problem` at ``path`` when it is empty but
+    ``required`` or longer than ``max_length`` (people's free text: reasons, notes, titles)."""
+    text = (value or "").strip()
+    if required and not text:
+        problems.append(Problem(path, "is required"))
+    elif len(text) > max_length:
+        problems.append(Problem(path, f"must be at most {max_length} characters"))
+    return text
