@@ -1595,7 +1595,7 @@ def attack_agreement(scope: Scope) -> list[ScorerAgreement]:
     """
     dimension = DIMENSIONS["scorer"]
     per_scorer: dict[Any, list[tuple[str, str, int]]] = defaultdict(list)
-    if _facts_ready(scope):
+    if "facts" in scope.memo:
         names = fact_names(scope)
         for fact in attack_facts(scope):
             if fact.human is not None:
