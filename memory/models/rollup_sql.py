@@ -43,7 +43,9 @@ FACT = Rollup("memory_rollup_fact", ("strategy", "atomic", "target", "scorer", "
 HOUR = Rollup("memory_rollup_hour", ("hour", "outcome", "human"))
 OBJECTIVE = Rollup("memory_rollup_objective", ("objective", "outcome", "human"))
 HARMLIST = Rollup(
-    "memory_rollup_harmlist", ("strategy", "harms_key", "outcome", "human"), ("harms",)
+    "memory_rollup_harmlist",
+    ("classed", "attack_class", "harms_key", "outcome", "human"),
+    ("harms",),
 )
 LABEL = Rollup("memory_rollup_label", ("label", "outcome", "human"))
 HARM = Rollup("memory_rollup_harm", ("harm", "outcome", "human"))
@@ -66,6 +68,9 @@ TRIGGERS = {
         "redline_rollup_label_insert",
         "redline_rollup_label_delete",
         "redline_rollup_label_update",
+        "redline_rollup_identifier_insert",
+        "redline_rollup_identifier_delete",
+        "redline_rollup_identifier_update",
         "redline_rollup_harm_insert",
         "redline_rollup_harm_delete",
         "redline_rollup_harm_update",
@@ -78,6 +83,8 @@ TRIGGERS = {
         "redline_rollup_score",
         "redline_rollup_score_update",
         "redline_rollup_label",
+        "redline_rollup_identifier",
+        "redline_rollup_identifier_update",
         "redline_rollup_harm_insert",
         "redline_rollup_harm_delete",
         "redline_rollup_harm_update",
@@ -151,6 +158,43 @@ def score_bucket(vendor: str, row: str) -> str:
     return f"CASE WHEN {value} IS NULL THEN 0 ELSE {floor} END"
 
 
+def _class_of(attack: str) -> str:
+    """The class name of the attack's identifier (NULL: none, as the raw LEFT JOIN)."""
+    return (
+        f"(SELECT ci.class_name FROM {IDENTIFIER} ci WHERE ci.id = {attack}.attack_identifier_id)"
+    )
+
+
+def _harmlist_values(vendor: str, attack: str, class_name: str) -> list[str]:
+    return [
+        f"CASE WHEN {class_name} IS NULL THEN 0 ELSE 1 END",
+        f"COALESCE({class_name}, '')",
+        _harms_key(vendor, attack),
+        f"{attack}.outcome",
+        _human(attack),
+        _harms(vendor, attack),
+    ]
+
+
+def identifier_statements(vendor: str, op: str) -> list[str]:
+    """An identifier row's change: the attack class of the attacks it identifies."""
+    terms = {"INSERT": ("NULL", "NEW.class_name"), "DELETE": ("OLD.class_name", "NULL")}
+    old, new = terms.get(op, ("OLD.class_name", "NEW.class_name"))
+    row = "OLD" if op == "DELETE" else "NEW"
+    out = []
+    for term, sign in ((old, "-1"), (new, "1")):
+        out.append(
+            _upsert(
+                HARMLIST,
+                _harmlist_values(vendor, "a", term),
+                f"{sign} * COUNT(*)",
+                f"FROM {ATTACK} a WHERE a.attack_identifier_id = {row}.id "
+                "GROUP BY 1, 2, 3, 4, 5, 6",
+            )
+        )
+    return out
+
+
 def _fact_values(attack: str, *, target: str | None = None, scorer: str | None = None) -> list[str]:
     return [
         f"COALESCE({attack}.attack_identifier_id, 0)",
@@ -174,18 +218,7 @@ def attack_row_statements(vendor: str, row: str, sign: str) -> list[str]:
             sign,
             where,
         ),
-        _upsert(
-            HARMLIST,
-            [
-                f"COALESCE({row}.attack_identifier_id, 0)",
-                _harms_key(vendor, row),
-                f"{row}.outcome",
-                _human(row),
-                _harms(vendor, row),
-            ],
-            sign,
-            where,
-        ),
+        _upsert(HARMLIST, _harmlist_values(vendor, row, _class_of(row)), sign, where),
         _upsert(
             LABEL,
             ["l.label_id", f"{row}.outcome", _human(row)],
@@ -430,6 +463,16 @@ def create_sql(vendor: str) -> list[str]:
                 )
                 for op in ("INSERT", "DELETE", "UPDATE")
             ),
+            *(
+                _sqlite_trigger(
+                    f"redline_rollup_identifier_{op.lower()}",
+                    op,
+                    IDENTIFIER,
+                    identifier_statements(vendor, op),
+                    _changed(vendor, ("class_name",)) if op == "UPDATE" else "",
+                )
+                for op in ("INSERT", "DELETE", "UPDATE")
+            ),
             _sqlite_trigger(
                 "redline_rollup_label_insert",
                 "INSERT",
@@ -490,6 +533,15 @@ def create_sql(vendor: str) -> list[str]:
         + block(score_statements(vendor, "UPDATE"))
         + "END IF;"
     )
+    identifier_body = (
+        "IF TG_OP = 'INSERT' THEN\n"
+        + block(identifier_statements(vendor, "INSERT"))
+        + "ELSIF TG_OP = 'DELETE' THEN\n"
+        + block(identifier_statements(vendor, "DELETE"))
+        + "ELSE\n"
+        + block(identifier_statements(vendor, "UPDATE"))
+        + "END IF;"
+    )
     label_body = (
         "IF TG_OP IN ('UPDATE', 'DELETE') THEN\n"
         + block(label_link_statements("OLD", "-1"))
@@ -502,6 +554,12 @@ def create_sql(vendor: str) -> list[str]:
         function("redline_rollup_conversation", conversation_body),
         function("redline_rollup_score", score_body),
         function("redline_rollup_label", label_body),
+        function("redline_rollup_identifier", identifier_body),
+        f"CREATE TRIGGER redline_rollup_identifier AFTER INSERT OR DELETE ON {IDENTIFIER} "
+        "FOR EACH ROW EXECUTE FUNCTION redline_rollup_identifier()",
+        f"CREATE TRIGGER redline_rollup_identifier_update AFTER UPDATE ON {IDENTIFIER} "
+        f"FOR EACH ROW WHEN ({_changed(vendor, ('class_name',))}) "
+        "EXECUTE FUNCTION redline_rollup_identifier()",
         f"CREATE TRIGGER redline_rollup_attack AFTER INSERT OR DELETE ON {ATTACK} "
         "FOR EACH ROW EXECUTE FUNCTION redline_rollup_attack()",
         f"CREATE TRIGGER redline_rollup_attack_update AFTER UPDATE ON {ATTACK} FOR EACH ROW "
@@ -544,6 +602,8 @@ def drop_sql(vendor: str) -> list[str]:
         "redline_rollup_score": SCORE,
         "redline_rollup_score_update": SCORE,
         "redline_rollup_label": LABEL_LINK,
+        "redline_rollup_identifier": IDENTIFIER,
+        "redline_rollup_identifier_update": IDENTIFIER,
         "redline_rollup_harm_insert": HARM_LINK,
         "redline_rollup_harm_delete": HARM_LINK,
         "redline_rollup_harm_update": HARM_LINK,
@@ -554,6 +614,7 @@ def drop_sql(vendor: str) -> list[str]:
         "redline_rollup_conversation",
         "redline_rollup_score",
         "redline_rollup_label",
+        "redline_rollup_identifier",
         "redline_rollup_harm_insert",
         "redline_rollup_harm_delete",
         "redline_rollup_harm_update",
@@ -586,8 +647,10 @@ def raw_groupings(vendor: str) -> dict[Rollup, str]:
             f"FROM {ATTACK} a GROUP BY 1, 2, 3"
         ),
         HARMLIST: (
-            f"SELECT COALESCE(a.attack_identifier_id, 0), {_harms_key(vendor, 'a')}, a.outcome, "
-            f"{human}, MIN({_harms(vendor, 'a')}), COUNT(*) FROM {ATTACK} a GROUP BY 1, 2, 3, 4"
+            f"SELECT CASE WHEN ci.class_name IS NULL THEN 0 ELSE 1 END, "
+            f"COALESCE(ci.class_name, ''), {_harms_key(vendor, 'a')}, a.outcome, {human}, "
+            f"MIN({_harms(vendor, 'a')}), COUNT(*) FROM {ATTACK} a "
+            f"LEFT JOIN {IDENTIFIER} ci ON ci.id = a.attack_identifier_id GROUP BY 1, 2, 3, 4, 5"
         ),
         LABEL: (
             f"SELECT l.label_id, a.outcome, {human}, COUNT(*) FROM {LABEL_LINK} l "

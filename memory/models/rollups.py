@@ -79,11 +79,13 @@ class ObjectiveRollup(_Rollup):
 
 
 class HarmListRollup(_Rollup):
-    """Attacks per (attack identifier, targeted harm-category list as stored) and outcomes:
-    the crosswalk tally of the framework breakdowns. ``harms_key`` is the list's text on
-    SQLite and its MD5 on PostgreSQL (whose unique index limits a key's size)."""
+    """Attacks per (attack class, targeted harm-category list as stored) and outcomes: the
+    crosswalk tally of the framework breakdowns. ``classed`` 0: no attack identifier.
+    ``harms_key`` is the list's text on SQLite and its MD5 on PostgreSQL (whose unique index
+    limits a key's size)."""
 
-    strategy = models.BigIntegerField()
+    classed = models.SmallIntegerField()
+    attack_class = models.TextField()
     harms = models.TextField()
     harms_key = models.TextField()
 
@@ -91,7 +93,7 @@ class HarmListRollup(_Rollup):
         db_table = "memory_rollup_harmlist"
         constraints = [
             models.UniqueConstraint(
-                fields=["strategy", "harms_key", "outcome", "human"],
+                fields=["classed", "attack_class", "harms_key", "outcome", "human"],
                 name="memory_rollup_harmlist_key",
             )
         ]

@@ -917,16 +917,15 @@ def crosswalk_tally(scope: Scope) -> CrosswalkTally:
     if scope.from_rollups:
         grouped = [
             {
-                "strategy": strategy,
+                "strategy": name if classed else None,
                 "harms": harms or None,
                 "out": _out(scope.source, o, h),
                 "count": n,
             }
-            for strategy, harms, o, h, n in _rollup_rows(
+            for classed, name, harms, o, h, n in _rollup_rows(
                 scope,
-                "SELECT ci.class_name, r.harms, r.outcome, r.human, r.n "
-                "FROM memory_rollup_harmlist r "
-                "LEFT JOIN memory_componentidentifier ci ON ci.id = r.strategy WHERE r.n > 0",
+                "SELECT classed, attack_class, harms, outcome, human, n "
+                "FROM memory_rollup_harmlist WHERE n > 0",
             )
         ]
     else:
@@ -1386,12 +1385,16 @@ def _rollup_hours(scope: Scope, tz: Any) -> list[tuple[datetime, str, int]] | No
     if not scope.from_rollups:
         return None
     out = []
+    local_of: dict[str, datetime] = {}  # each hour's outcomes share its conversion
     for hour, outcome, human, n in _rollup_rows(
         scope, "SELECT hour, outcome, human, n FROM memory_rollup_hour WHERE n > 0"
     ):
-        local = timezone.localtime(datetime.fromisoformat(f"{hour}:00:00+00:00"), tz)
-        if local.minute or local.second:
-            return None
+        local = local_of.get(hour)
+        if local is None:
+            local = timezone.localtime(datetime.fromisoformat(f"{hour}:00:00+00:00"), tz)
+            if local.minute or local.second:
+                return None
+            local_of[hour] = local
         out.append((local, _out(scope.source, outcome, human), n))
     return out
 
@@ -1402,11 +1405,15 @@ def _hour_rows(
     """The trend's rows (start, out, count) from :func:`_rollup_hours`: per local hour, or per
     local day (midnight, as the raw grouping's day)."""
     counts: dict[tuple[datetime, str], int] = defaultdict(int)
+    midnight: dict[Any, datetime] = {}
     for local, out, n in hours:
         if hourly:
             start = local
         else:
-            start = timezone.make_aware(datetime(local.year, local.month, local.day), tz)
+            day = local.date()
+            if day not in midnight:
+                midnight[day] = timezone.make_aware(datetime(day.year, day.month, day.day), tz)
+            start = midnight[day]
         counts[(start, out)] += n
     return [{"start": start, "out": out, "count": n} for (start, out), n in counts.items()]
 

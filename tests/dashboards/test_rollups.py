@@ -20,6 +20,7 @@ from django.utils import timezone
 from memory.dashboards.widgets import WIDGETS
 from memory.models import (
     AttackResult,
+    ComponentIdentifier,
     Conversation,
     HarmCategory,
     Label,
@@ -103,6 +104,11 @@ def test_conversation_target_and_links(memory):
     )
     Conversation.objects.filter(pk=attack.conversation_id).update(
         target_identifier=other.target_identifier
+    )
+    assert_exact()
+    # An identifier's class name (the framework breakdowns count per class).
+    ComponentIdentifier.objects.filter(pk=attack.attack_identifier_id).update(
+        class_name="RenamedAttack"
     )
     assert_exact()
     label = Label.objects.create(key="operation", value="op_rollup")
