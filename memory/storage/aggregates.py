@@ -488,14 +488,19 @@ def fact_names(scope: Scope) -> dict[int, dict[str, Any]]:
 def _fact_counts(scope: Scope, dimensions: tuple[Dimension, ...]) -> dict[Any, OutcomeCounts]:
     """Outcome counts per name of ``dimensions`` (a tuple of names for several), from the facts."""
     facts, names = attack_facts(scope), fact_names(scope)
-    counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+    fields = [FACT_FIELDS[dimension.name] for dimension in dimensions]
+    # Summed as plain integers per (ids, outcome) first: thousands of facts, few groups.
+    tally: dict[tuple[tuple[Any, ...], str], int] = defaultdict(int)
     for fact in facts:
+        ids = tuple(getattr(fact, name) for name in fields)
+        tally[(ids, fact.out(scope.source))] += fact.count
+    counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+    for (ids, out), count in tally.items():
         keys = tuple(
-            _name(dimension, getattr(fact, FACT_FIELDS[dimension.name]), names)
-            for dimension in dimensions
+            _name(dimension, i, names) for dimension, i in zip(dimensions, ids, strict=True)
         )
         key = keys[0] if len(keys) == 1 else keys
-        counts[key] = counts[key].with_outcome(fact.out(scope.source), fact.count)
+        counts[key] = counts[key].with_outcome(out, count)
     return dict(counts)
 
 
@@ -599,8 +604,11 @@ def outcome_totals(scope: Scope) -> OutcomeCounts:
     :func:`attack_facts` are already read."""
     total = OutcomeCounts()
     if _facts_ready(scope):
+        per_outcome: dict[str, int] = defaultdict(int)
         for fact in attack_facts(scope):
-            total = total.with_outcome(fact.out(scope.source), fact.count)
+            per_outcome[fact.out(scope.source)] += fact.count
+        for outcome, count in per_outcome.items():
+            total = total.with_outcome(outcome, count)
         return total
     rows = scope.attacks.values(out=scope.outcome).annotate(count=Count("*")).order_by()
     for row in rows:
@@ -1047,15 +1055,12 @@ def eval_hash_breakdown(scope: Scope) -> Breakdown:
     """
     dimension = DIMENSIONS["eval_hash"]
     if _facts_ready(scope):
+        merged: dict[tuple[Any, Any, Any, str], int] = defaultdict(int)
+        for fact in attack_facts(scope):
+            merged[(fact.atomic, fact.strategy, fact.target, fact.out(scope.source))] += fact.count
         rows = [
-            {
-                "atomic": fact.atomic,
-                "strategy": fact.strategy,
-                "target": fact.target,
-                "out": fact.out(scope.source),
-                "count": fact.count,
-            }
-            for fact in attack_facts(scope)
+            {"atomic": atomic, "strategy": strategy, "target": target, "out": out, "count": n}
+            for (atomic, strategy, target, out), n in merged.items()
         ]
         names = fact_names(scope)
     else:
