@@ -473,6 +473,13 @@ def attack_facts(scope: Scope) -> list[AttackFact]:
     return scope.memo["facts"]
 
 
+def _facts_out(scope: Scope) -> list[tuple[AttackFact, str]]:
+    """Each fact with the outcome the scope's source counts, worked out once per scope."""
+    if "facts_out" not in scope.memo:
+        scope.memo["facts_out"] = [(fact, fact.out(scope.source)) for fact in attack_facts(scope)]
+    return scope.memo["facts_out"]
+
+
 def fact_names(scope: Scope) -> dict[int, dict[str, Any]]:
     """:func:`identifier_names` of every identifier in :func:`attack_facts`. One query, once per
     scope."""
@@ -487,13 +494,13 @@ def fact_names(scope: Scope) -> dict[int, dict[str, Any]]:
 
 def _fact_counts(scope: Scope, dimensions: tuple[Dimension, ...]) -> dict[Any, OutcomeCounts]:
     """Outcome counts per name of ``dimensions`` (a tuple of names for several), from the facts."""
-    facts, names = attack_facts(scope), fact_names(scope)
+    names = fact_names(scope)
     fields = [FACT_FIELDS[dimension.name] for dimension in dimensions]
     # Summed as plain integers per (ids, outcome) first: thousands of facts, few groups.
     tally: dict[tuple[tuple[Any, ...], str], int] = defaultdict(int)
-    for fact in facts:
+    for fact, out in _facts_out(scope):
         ids = tuple(getattr(fact, name) for name in fields)
-        tally[(ids, fact.out(scope.source))] += fact.count
+        tally[(ids, out)] += fact.count
     counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
     for (ids, out), count in tally.items():
         keys = tuple(
@@ -605,8 +612,8 @@ def outcome_totals(scope: Scope) -> OutcomeCounts:
     total = OutcomeCounts()
     if _facts_ready(scope):
         per_outcome: dict[str, int] = defaultdict(int)
-        for fact in attack_facts(scope):
-            per_outcome[fact.out(scope.source)] += fact.count
+        for fact, out in _facts_out(scope):
+            per_outcome[out] += fact.count
         for outcome, count in per_outcome.items():
             total = total.with_outcome(outcome, count)
         return total
@@ -1056,8 +1063,8 @@ def eval_hash_breakdown(scope: Scope) -> Breakdown:
     dimension = DIMENSIONS["eval_hash"]
     if _facts_ready(scope):
         merged: dict[tuple[Any, Any, Any, str], int] = defaultdict(int)
-        for fact in attack_facts(scope):
-            merged[(fact.atomic, fact.strategy, fact.target, fact.out(scope.source))] += fact.count
+        for fact, out in _facts_out(scope):
+            merged[(fact.atomic, fact.strategy, fact.target, out)] += fact.count
         rows = [
             {"atomic": atomic, "strategy": strategy, "target": target, "out": out, "count": n}
             for (atomic, strategy, target, out), n in merged.items()
@@ -1396,7 +1403,10 @@ def _rollup_hours(scope: Scope, tz: Any) -> list[tuple[datetime, str, int]] | No
     ):
         local = local_of.get(hour)
         if local is None:
-            local = timezone.localtime(datetime.fromisoformat(f"{hour}:00:00+00:00"), tz)
+            utc = datetime(
+                int(hour[:4]), int(hour[5:7]), int(hour[8:10]), int(hour[11:13]), tzinfo=UTC
+            )
+            local = utc.astimezone(tz)
             if local.minute or local.second:
                 return None
             local_of[hour] = local
