@@ -29,6 +29,15 @@ from memory.models.push import PushSource
 from memory.models.queues import QueueResolution, ReviewQueue
 from memory.models.records import PyritRecord
 from memory.models.reviews import HumanOutcome, HumanVerdict
+from memory.models.rollups import (
+    FactRollup,
+    HarmListRollup,
+    HarmRollup,
+    HourRollup,
+    LabelRollup,
+    ObjectiveRollup,
+    ScoreRollup,
+)
 from memory.models.scenarios import ScenarioResult
 from memory.models.scores import ScorableContent, Score
 from memory.models.tags import HarmCategory, Label
@@ -55,21 +64,27 @@ __all__ = [
     "DeliveryState",
     "Evidence",
     "EvidenceKind",
+    "FactRollup",
     "Finding",
     "FindingComment",
     "FindingStatus",
     "Framework",
     "FrameworkEntry",
     "HarmCategory",
+    "HarmListRollup",
+    "HarmRollup",
+    "HourRollup",
     "HumanOutcome",
     "HumanVerdict",
     "ImportJob",
     "ImportStatus",
     "Label",
+    "LabelRollup",
     "MediaBlob",
     "MediaLocation",
     "Message",
     "MessagePiece",
+    "ObjectiveRollup",
     "Operation",
     "PieceConverter",
     "PushSource",
@@ -83,6 +98,7 @@ __all__ = [
     "ScenarioResult",
     "ScorableContent",
     "Score",
+    "ScoreRollup",
     "Severity",
     "WebhookDelivery",
     "WebhookEndpoint",

@@ -27,6 +27,7 @@ from django.core.exceptions import EmptyResultSet
 from django.db import connections
 from django.db.models import (
     BigIntegerField,
+    Case,
     CharField,
     Count,
     Exists,
@@ -43,6 +44,7 @@ from django.db.models import (
     TextField,
     UUIDField,
     Value,
+    When,
 )
 from django.db.models.functions import Cast, Coalesce, Floor, Least, Substr, TruncDay, TruncHour
 from django.utils import timezone
@@ -54,6 +56,7 @@ from memory.models import (
     Conversation,
     Label,
     MessagePiece,
+    ObjectiveRollup,
     RelatedConversation,
     Score,
 )
@@ -114,6 +117,15 @@ class Scope:
     #: What several widgets of one request read alike (:func:`attack_facts`, identifier
     #: names), kept for this scope object only: each request starts from the database.
     memo: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    #: Whether an unfiltered scope may read the rollups the triggers keep (False: group the
+    #: raw tables, as a filtered scope does; the tests compare the two).
+    rollups: bool = field(default=True, compare=False)
+
+    @property
+    def from_rollups(self) -> bool:
+        """Whether the widgets read the rollup tables (:mod:`memory.models.rollups`): the
+        scope is the whole memory, which is what they count."""
+        return self.rollups and not self.filtered
 
     @property
     def outcome(self) -> Expression:
@@ -388,6 +400,22 @@ class AttackFact:
         return self.outcome
 
 
+def _facts_ready(scope: Scope) -> bool:
+    """Whether :func:`attack_facts` costs nothing more: read already, or a rollup read."""
+    return "facts" in scope.memo or scope.from_rollups
+
+
+def _rollup_rows(scope: Scope, sql: str, params: list[Any] | None = None) -> list[tuple]:
+    with connections[scope.attacks.db].cursor() as cursor:
+        cursor.execute(sql, params or [])
+        return cursor.fetchall()
+
+
+def _out(source: Source, outcome: str, human: str) -> str:
+    """The outcome ``source`` counts, from a rollup row (``human`` "" when there is none)."""
+    return human if source == Source.HUMAN and human else outcome
+
+
 def attack_facts(scope: Scope) -> list[AttackFact]:
     """The scope's attacks grouped by every key of :class:`AttackFact`. One query, run once
     per scope: once read, the headline, the attack-class, target and scorer breakdowns, the
@@ -400,6 +428,23 @@ def attack_facts(scope: Scope) -> list[AttackFact]:
     several of them (the dashboard page) reads it first; one that shows one (a CSV, the stats
     API, a report) does not, and each widget then runs its own.
     """
+    if "facts" not in scope.memo and scope.from_rollups:
+        scope.memo["facts"] = [
+            AttackFact(
+                strategy=strategy or None,
+                atomic=atomic or None,
+                target=target or None,
+                scorer=scorer or None,
+                outcome=outcome,
+                human=human or None,
+                count=n,
+            )
+            for strategy, atomic, target, scorer, outcome, human, n in _rollup_rows(
+                scope,
+                "SELECT strategy, atomic, target, scorer, outcome, human, n "
+                "FROM memory_rollup_fact WHERE n > 0",
+            )
+        ]
     if "facts" not in scope.memo:
         rows = (
             scope.attacks.values(
@@ -428,6 +473,13 @@ def attack_facts(scope: Scope) -> list[AttackFact]:
     return scope.memo["facts"]
 
 
+def _facts_out(scope: Scope) -> list[tuple[AttackFact, str]]:
+    """Each fact with the outcome the scope's source counts, worked out once per scope."""
+    if "facts_out" not in scope.memo:
+        scope.memo["facts_out"] = [(fact, fact.out(scope.source)) for fact in attack_facts(scope)]
+    return scope.memo["facts_out"]
+
+
 def fact_names(scope: Scope) -> dict[int, dict[str, Any]]:
     """:func:`identifier_names` of every identifier in :func:`attack_facts`. One query, once per
     scope."""
@@ -442,15 +494,20 @@ def fact_names(scope: Scope) -> dict[int, dict[str, Any]]:
 
 def _fact_counts(scope: Scope, dimensions: tuple[Dimension, ...]) -> dict[Any, OutcomeCounts]:
     """Outcome counts per name of ``dimensions`` (a tuple of names for several), from the facts."""
-    facts, names = attack_facts(scope), fact_names(scope)
+    names = fact_names(scope)
+    fields = [FACT_FIELDS[dimension.name] for dimension in dimensions]
+    # Summed as plain integers per (ids, outcome) first: thousands of facts, few groups.
+    tally: dict[tuple[tuple[Any, ...], str], int] = defaultdict(int)
+    for fact, out in _facts_out(scope):
+        ids = tuple(getattr(fact, name) for name in fields)
+        tally[(ids, out)] += fact.count
     counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
-    for fact in facts:
+    for (ids, out), count in tally.items():
         keys = tuple(
-            _name(dimension, getattr(fact, FACT_FIELDS[dimension.name]), names)
-            for dimension in dimensions
+            _name(dimension, i, names) for dimension, i in zip(dimensions, ids, strict=True)
         )
         key = keys[0] if len(keys) == 1 else keys
-        counts[key] = counts[key].with_outcome(fact.out(scope.source), fact.count)
+        counts[key] = counts[key].with_outcome(out, count)
     return dict(counts)
 
 
@@ -553,9 +610,12 @@ def outcome_totals(scope: Scope) -> OutcomeCounts:
     """Outcome counts of the whole scope. One query, none when the scope's
     :func:`attack_facts` are already read."""
     total = OutcomeCounts()
-    if "facts" in scope.memo:
-        for fact in attack_facts(scope):
-            total = total.with_outcome(fact.out(scope.source), fact.count)
+    if _facts_ready(scope):
+        per_outcome: dict[str, int] = defaultdict(int)
+        for fact, out in _facts_out(scope):
+            per_outcome[out] += fact.count
+        for outcome, count in per_outcome.items():
+            total = total.with_outcome(outcome, count)
         return total
     rows = scope.attacks.values(out=scope.outcome).annotate(count=Count("*")).order_by()
     for row in rows:
@@ -590,7 +650,7 @@ def scope_scores(scope: Scope) -> QuerySet:
 def headline(scope: Scope) -> Headline:
     """Attacks by outcome and attacks with a human verdict. Two queries, each reading one
     small index, or none once the scope has read its :func:`attack_facts`."""
-    if "facts" in scope.memo:
+    if _facts_ready(scope):
         reviewed = sum(fact.count for fact in attack_facts(scope) if fact.human is not None)
     else:
         reviewed = scope.attacks.filter(human_outcome__isnull=False).count()
@@ -659,9 +719,20 @@ def breakdown(scope: Scope, name: str, *, label_key: str | None = None) -> Break
         return _converter_breakdown(scope, dimension)
     if name == "label":
         return _label_breakdown(scope, dimension, label_key)
-    if name in FACT_FIELDS and "facts" in scope.memo:
+    if name in FACT_FIELDS and _facts_ready(scope):
         counts = _fact_counts(scope, (dimension,))
         return Breakdown(dimension, _build_groups(scope, dimension, counts, label_key), label_key)
+    if name == "harm_category" and scope.from_rollups:
+        counts = defaultdict(OutcomeCounts)
+        for key, outcome, human, n in _rollup_rows(
+            scope,
+            "SELECT h.name, r.outcome, r.human, r.n FROM memory_rollup_harm r "
+            "LEFT JOIN memory_harmcategory h ON h.id = r.harm WHERE r.n > 0",
+        ):
+            counts[key] = counts[key].with_outcome(_out(scope.source, outcome, human), n)
+        return Breakdown(
+            dimension, _build_groups(scope, dimension, dict(counts), label_key), label_key
+        )
     rows = list(
         _grouping_source(scope, [dimension])
         .values(key=dimension.expression(label_key), out=scope.outcome)
@@ -692,6 +763,20 @@ def _label_breakdown(scope: Scope, dimension: Dimension, label_key: str | None) 
     at most one value per key, so "not set" is the scope's totals minus the labelled attacks.
     """
     values = dict(Label.objects.filter(key=label_key or "").values_list("pk", "value"))
+    if scope.from_rollups:
+        ids = list(values) or [0]
+        counts = {}
+        for label, outcome, human, n in _rollup_rows(
+            scope,
+            "SELECT label, outcome, human, n FROM memory_rollup_label WHERE n > 0 "
+            f"AND label IN ({', '.join(['%s'] * len(ids))})",
+            ids,
+        ):
+            key = values.get(label)
+            counts[key] = counts.get(key, OutcomeCounts()).with_outcome(
+                _out(scope.source, outcome, human), n
+            )
+        return _label_groups(scope, dimension, label_key, counts)
     links = AttackLabel.objects.filter(label_id__in=list(values) or [0])
     if scope.filtered:
         # Tested as an expression, not the bare column: SQLite would otherwise probe the
@@ -708,7 +793,13 @@ def _label_breakdown(scope: Scope, dimension: Dimension, label_key: str | None) 
         .annotate(count=Count("*"))
         .order_by()
     ]
-    counts = _counts_by_key(rows, "key")
+    return _label_groups(scope, dimension, label_key, _counts_by_key(rows, "key"))
+
+
+def _label_groups(
+    scope: Scope, dimension: Dimension, label_key: str | None, counts: dict[Any, OutcomeCounts]
+) -> Breakdown:
+    """The label breakdown of ``counts`` per value, with "not set" from the scope's totals."""
     labelled = sum(counts.values(), OutcomeCounts())
     total = outcome_totals(scope)
     rest = total - labelled
@@ -838,15 +929,30 @@ def crosswalk_tally(scope: Scope) -> CrosswalkTally:
     in bench/crosswalk.py) and cost 3× more.
     """
     walk = crosswalk_current()
-    grouped = (
-        scope.attacks.values(
-            strategy=F("attack_identifier__class_name"),
-            harms=Cast("targeted_harm_categories", TextField()),
-            out=scope.outcome,
+    if scope.from_rollups:
+        grouped = [
+            {
+                "strategy": name if classed else None,
+                "harms": harms or None,
+                "out": _out(scope.source, o, h),
+                "count": n,
+            }
+            for classed, name, harms, o, h, n in _rollup_rows(
+                scope,
+                "SELECT classed, attack_class, harms, outcome, human, n "
+                "FROM memory_rollup_harmlist WHERE n > 0",
+            )
+        ]
+    else:
+        grouped = (
+            scope.attacks.values(
+                strategy=F("attack_identifier__class_name"),
+                harms=Cast("targeted_harm_categories", TextField()),
+                out=scope.outcome,
+            )
+            .annotate(count=Count("*"))
+            .order_by()
         )
-        .annotate(count=Count("*"))
-        .order_by()
-    )
     decoded: dict[str | None, tuple[str, ...]] = {}
     merged: dict[tuple[str | None, tuple[str, ...]], OutcomeCounts] = defaultdict(OutcomeCounts)
     for row in grouped:
@@ -907,17 +1013,29 @@ def _dataset_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
     """
     from seeds.models import Seed
 
-    by_objective = (
-        scope.attacks.values("objective_sha256", out=scope.outcome)
-        .annotate(count=Count("*"))
-        .order_by()
-    )
-    per_objective = _counts_by_key(by_objective, "objective_sha256")
+    objectives: QuerySet = scope.attacks.values("objective_sha256")
+    if scope.from_rollups:
+        per_objective: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+        for digest, outcome, human, n in _rollup_rows(
+            scope, "SELECT objective, outcome, human, n FROM memory_rollup_objective WHERE n > 0"
+        ):
+            key = digest or None
+            per_objective[key] = per_objective[key].with_outcome(
+                _out(scope.source, outcome, human), n
+            )
+        objectives = ObjectiveRollup.objects.filter(n__gt=0).values("objective")
+    else:
+        by_objective = (
+            scope.attacks.values("objective_sha256", out=scope.outcome)
+            .annotate(count=Count("*"))
+            .order_by()
+        )
+        per_objective = _counts_by_key(by_objective, "objective_sha256")
     datasets: dict[str, set[str]] = defaultdict(set)
     seeds = (
         # A subquery, not the hashes: there can be more distinct objectives than SQLite
         # accepts parameters.
-        Seed.objects.filter(value_sha256__in=scope.attacks.values("objective_sha256"))
+        Seed.objects.filter(value_sha256__in=objectives)
         .annotate(key=Coalesce(F("dataset__name"), F("dataset_name")))
         .filter(key__isnull=False)
         .values_list("value_sha256", "key")
@@ -943,16 +1061,13 @@ def eval_hash_breakdown(scope: Scope) -> Breakdown:
     scope has read its :func:`attack_facts`).
     """
     dimension = DIMENSIONS["eval_hash"]
-    if "facts" in scope.memo:
+    if _facts_ready(scope):
+        merged: dict[tuple[Any, Any, Any, str], int] = defaultdict(int)
+        for fact, out in _facts_out(scope):
+            merged[(fact.atomic, fact.strategy, fact.target, out)] += fact.count
         rows = [
-            {
-                "atomic": fact.atomic,
-                "strategy": fact.strategy,
-                "target": fact.target,
-                "out": fact.out(scope.source),
-                "count": fact.count,
-            }
-            for fact in attack_facts(scope)
+            {"atomic": atomic, "strategy": strategy, "target": target, "out": out, "count": n}
+            for (atomic, strategy, target, out), n in merged.items()
         ]
         names = fact_names(scope)
     else:
@@ -1072,7 +1187,7 @@ def heatmap(scope: Scope, rows: str, cols: str, *, label_key: str | None = None)
     if rows not in AXIS_DIMENSIONS or cols not in AXIS_DIMENSIONS:
         raise ValueError(f"heat map axes must be among {AXIS_DIMENSIONS}")
     row_dim, col_dim = DIMENSIONS[rows], DIMENSIONS[cols]
-    if rows in FACT_FIELDS and cols in FACT_FIELDS and "facts" in scope.memo:
+    if rows in FACT_FIELDS and cols in FACT_FIELDS and _facts_ready(scope):
         counts = _fact_counts(scope, (row_dim, col_dim))
     else:
         counts = _heat_counts(scope, row_dim, col_dim, label_key)
@@ -1219,18 +1334,22 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
         raise ValueError(f"split must be one of {TREND_SPLITS}")
     tz = timezone.get_current_timezone()
     dimension = DIMENSIONS[split] if split else None
+    hours = _rollup_hours(scope, tz) if dimension is None else None
     if period == "auto":
-        period = _auto_period(scope, tz)
+        period = _auto_period(scope, tz, hours)
     hourly = period == "hour"
-    values: dict[str, Any] = {
-        "start": _hour(scope, tz) if hourly else _day(scope, tz),
-        "out": scope.outcome,
-    }
-    if dimension:
-        values["series"] = dimension.expression()
-    rows = list(scope.attacks.values(**values).annotate(count=Count("*")).order_by())
+    if hours is not None:
+        rows = _hour_rows(hours, hourly=hourly, tz=tz)
+    else:
+        values: dict[str, Any] = {
+            "start": _hour(scope, tz) if hourly else _day(scope, tz),
+            "out": scope.outcome,
+        }
+        if dimension:
+            values["series"] = dimension.expression()
+        rows = list(scope.attacks.values(**values).annotate(count=Count("*")).order_by())
     names: dict[int, dict[str, Any]] = {}
-    if dimension and "facts" in scope.memo:
+    if dimension and _facts_ready(scope):
         names = fact_names(scope)  # the series are attack-class or target identifiers
     elif dimension:
         names = identifier_names(r["series"] for r in rows)
@@ -1271,10 +1390,59 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
     return Trend(period, dimension, points, keys)
 
 
-def _auto_period(scope: Scope, tz: Any) -> str:
+def _rollup_hours(scope: Scope, tz: Any) -> list[tuple[datetime, str, int]] | None:
+    """(local start of the UTC hour, outcome counted, attacks) from the hour rollup, or None
+    when the scope is filtered or ``tz`` puts some hour's start off a whole local hour (a
+    half-hour offset): its days and hours are then not unions of UTC hours. One query."""
+    if not scope.from_rollups:
+        return None
+    out = []
+    local_of: dict[str, datetime] = {}  # each hour's outcomes share its conversion
+    for hour, outcome, human, n in _rollup_rows(
+        scope, "SELECT hour, outcome, human, n FROM memory_rollup_hour WHERE n > 0"
+    ):
+        local = local_of.get(hour)
+        if local is None:
+            utc = datetime(
+                int(hour[:4]), int(hour[5:7]), int(hour[8:10]), int(hour[11:13]), tzinfo=UTC
+            )
+            local = utc.astimezone(tz)
+            if local.minute or local.second:
+                return None
+            local_of[hour] = local
+        out.append((local, _out(scope.source, outcome, human), n))
+    return out
+
+
+def _hour_rows(
+    hours: list[tuple[datetime, str, int]], *, hourly: bool, tz: Any
+) -> list[dict[str, Any]]:
+    """The trend's rows (start, out, count) from :func:`_rollup_hours`: per local hour, or per
+    local day (midnight, as the raw grouping's day)."""
+    counts: dict[tuple[datetime, str], int] = defaultdict(int)
+    midnight: dict[Any, datetime] = {}
+    for local, out, n in hours:
+        if hourly:
+            start = local
+        else:
+            day = local.date()
+            if day not in midnight:
+                midnight[day] = timezone.make_aware(datetime(day.year, day.month, day.day), tz)
+            start = midnight[day]
+        counts[(start, out)] += n
+    return [{"start": start, "out": out, "count": n} for (start, out), n in counts.items()]
+
+
+def _auto_period(
+    scope: Scope, tz: Any, hours: list[tuple[datetime, str, int]] | None = None
+) -> str:
     """The period "auto" stands for: from the span between the hours (in ``tz``) of the
-    scope's first and last attack. One query."""
-    bounds = scope.attacks.order_by().aggregate(first=Min("timestamp"), last=Max("timestamp"))
+    scope's first and last attack. One query (none from the hour rollup's rows)."""
+    if hours is not None:
+        starts = [local for local, _, _ in hours]
+        bounds = {"first": min(starts, default=None), "last": max(starts, default=None)}
+    else:
+        bounds = scope.attacks.order_by().aggregate(first=Min("timestamp"), last=Max("timestamp"))
     if bounds["first"] is None:
         return "hour"
     first, last = (
@@ -1356,10 +1524,38 @@ def scorer_distributions(scope: Scope) -> list[ScorerDistribution]:
     The scores at home in the scope's conversations, main and related (``scope_scores``); every
     score when nothing is filtered. Human scores (``reviewer`` set) are kept apart. Two queries.
     """
-    bucket = Least(
-        Cast(Floor(F("numeric_value") * HISTOGRAM_BINS), IntegerField()), HISTOGRAM_BINS - 1
+    if scope.from_rollups:
+        rows = [
+            {
+                "scorer": scorer,
+                "kind": kind,
+                "bucket": bucket if valued else None,
+                "human": bool(human),
+                "count": n,
+            }
+            for scorer, kind, valued, bucket, human, n in _rollup_rows(
+                scope,
+                "SELECT scorer, kind, valued, bucket, human, n FROM memory_rollup_score "
+                "WHERE n > 0",
+            )
+        ]
+    else:
+        rows = _score_rows(scope)
+    names = identifier_names(row["scorer"] for row in rows)
+    return _distributions(rows, names)
+
+
+def _score_rows(scope: Scope) -> list[dict[str, Any]]:
+    """(scorer, kind, bucket, human, count) rows of the scope's scores, grouped."""
+    # No value, no bucket: PostgreSQL's LEAST skips a NULL and would put it in the last bin.
+    bucket = Case(
+        When(numeric_value__isnull=True, then=Value(None)),
+        default=Least(
+            Cast(Floor(F("numeric_value") * HISTOGRAM_BINS), IntegerField()), HISTOGRAM_BINS - 1
+        ),
+        output_field=IntegerField(),
     )
-    rows = list(
+    return list(
         scope_scores(scope)
         .values(
             scorer=id_key("scorer_class_identifier_id"),
@@ -1370,7 +1566,11 @@ def scorer_distributions(scope: Scope) -> list[ScorerDistribution]:
         .annotate(count=Count("*"))
         .order_by()
     )
-    names = identifier_names(row["scorer"] for row in rows)
+
+
+def _distributions(
+    rows: list[dict[str, Any]], names: dict[int, dict[str, Any]]
+) -> list[ScorerDistribution]:
     out: dict[str, ScorerDistribution] = {}
     for row in rows:
         name = names[row["scorer"]]["class"] + (" (human)" if row["human"] else "")

@@ -8,6 +8,7 @@ exactly the attacks the expectation put in the group.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from collections import Counter, defaultdict
 from datetime import datetime
@@ -647,8 +648,8 @@ def test_score_agreement_keeps_to_the_filtered_attacks(db, reviewer):
 )
 def test_widgets_summed_from_the_attack_facts_equal_a_count_of_the_rows(world, query, facts):
     """Attack class, target, scorer, heat map, eval hash, headline and verdict agreement sum
-    one grouping (``attack_facts``) once it is read, else each groups on its own; both must
-    equal a count over the attacks themselves."""
+    one grouping (``attack_facts``, unfiltered its rollup) once it is read, else each groups on
+    its own; both must equal a count over the attacks themselves."""
     from memory.models import AttackResult
 
     flipped = AttackResult.objects.filter(outcome="failure").order_by("pk")[:3]
@@ -657,7 +658,9 @@ def test_widgets_summed_from_the_attack_facts_equal_a_count_of_the_rows(world, q
         attack.save(update_fields=["human_outcome"])
     scope = dash(query).scope
     if facts:
-        ag.attack_facts(scope)
+        ag.attack_facts(scope)  # unfiltered: from the facts' rollup
+    else:
+        scope = dataclasses.replace(scope, rollups=False)
     human = scope.source == ag.Source.HUMAN
     attacks = list(
         scope.attacks.select_related(

@@ -109,9 +109,21 @@ NATURAL_KEYS = {
     "SeedDataset": ("name",),
 }
 #: What a database holds that an export does not carry on purpose: its own bookkeeping
-#: (times of writing, import jobs, history), reviewers' verdicts, and where media bytes came
-#: from (a re-import names them by the export's file names).
-NOT_EXPORTED = {"ImportJob", "HumanVerdict", "MediaLocation"}
+#: (times of writing, import jobs, history), reviewers' verdicts, where media bytes came
+#: from (a re-import names them by the export's file names), and the dashboards' rollups
+#: (counts by identifier id, kept by triggers; tests/dashboards/test_rollups.py checks them).
+NOT_EXPORTED = {
+    "ImportJob",
+    "HumanVerdict",
+    "MediaLocation",
+    "FactRollup",
+    "HourRollup",
+    "ObjectiveRollup",
+    "HarmListRollup",
+    "LabelRollup",
+    "HarmRollup",
+    "ScoreRollup",
+}
 BOOKKEEPING_FIELDS = {"created_at", "updated_at"}
 #: A blob's storage name and the location it first arrived under: a re-import names the bytes
 #: by the export's file names, and an earlier test's files may still hold the plain name.

@@ -1,0 +1,720 @@
+"""The SQL that keeps the dashboard rollups (:mod:`memory.models.rollups`) exact.
+
+Every rollup is a grouping of a join of the raw tables (attacks with their conversation's
+target and their last score's scorer, attacks with their label or harm-category links,
+scores). A trigger on each table of the join applies the change of its row to the grouping,
+reading the other tables as they are: ``-1`` at the old row's key, ``+1`` at the new one's
+(an upsert on the rollup's unique key). Applied row by row, that keeps the grouping equal to
+the join at every moment, in whatever order the rows arrive (PostgreSQL and SQLite defer
+foreign keys, so a link can come before its attack).
+
+One exception: on PostgreSQL an ``AFTER … FOR EACH ROW`` trigger runs when its whole statement
+is done, so it sees the statement's other rows too. Only the harm-category link trigger reads
+its own table (is this the attack's first link, or its last?); on PostgreSQL it is a
+statement trigger over the statement's transition tables.
+
+:func:`rebuild` recomputes every rollup from the raw tables, :func:`check` compares them
+(``manage.py dashboard_rollups --rebuild`` / ``--check``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+ATTACK = "memory_attackresult"
+CONVERSATION = "memory_conversation"
+SCORE = "memory_score"
+LABEL_LINK = "memory_attackresult_label_index"
+HARM_LINK = "memory_attackresult_harm_category_index"
+IDENTIFIER = "memory_componentidentifier"
+HARM_CATEGORY = "memory_harmcategory"
+
+
+@dataclass(frozen=True)
+class Rollup:
+    table: str
+    keys: tuple[str, ...]
+    #: Columns written but not part of the key (the harm list's text).
+    extra: tuple[str, ...] = ()
+
+
+FACT = Rollup("memory_rollup_fact", ("strategy", "atomic", "target", "scorer", "outcome", "human"))
+HOUR = Rollup("memory_rollup_hour", ("hour", "outcome", "human"))
+OBJECTIVE = Rollup("memory_rollup_objective", ("objective", "outcome", "human"))
+HARMLIST = Rollup(
+    "memory_rollup_harmlist",
+    ("classed", "attack_class", "harms_key", "outcome", "human"),
+    ("harms",),
+)
+LABEL = Rollup("memory_rollup_label", ("label", "outcome", "human"))
+HARM = Rollup("memory_rollup_harm", ("harm", "outcome", "human"))
+SCORES = Rollup("memory_rollup_score", ("scorer", "kind", "valued", "bucket", "human"))
+ROLLUPS = (FACT, HOUR, OBJECTIVE, HARMLIST, LABEL, HARM, SCORES)
+
+#: Every trigger the rollups need, by name (``check`` reports missing ones: a table rebuilt
+#: by a later migration on SQLite loses its triggers).
+TRIGGERS = {
+    "sqlite": (
+        "redline_rollup_attack_insert",
+        "redline_rollup_attack_delete",
+        "redline_rollup_attack_update",
+        "redline_rollup_conversation_insert",
+        "redline_rollup_conversation_delete",
+        "redline_rollup_conversation_update",
+        "redline_rollup_score_insert",
+        "redline_rollup_score_delete",
+        "redline_rollup_score_update",
+        "redline_rollup_label_insert",
+        "redline_rollup_label_delete",
+        "redline_rollup_label_update",
+        "redline_rollup_identifier_insert",
+        "redline_rollup_identifier_delete",
+        "redline_rollup_identifier_update",
+        "redline_rollup_harm_insert",
+        "redline_rollup_harm_delete",
+        "redline_rollup_harm_update",
+    ),
+    "postgresql": (
+        "redline_rollup_attack",
+        "redline_rollup_attack_update",
+        "redline_rollup_conversation",
+        "redline_rollup_conversation_update",
+        "redline_rollup_score",
+        "redline_rollup_score_update",
+        "redline_rollup_label",
+        "redline_rollup_identifier",
+        "redline_rollup_identifier_update",
+        "redline_rollup_harm_insert",
+        "redline_rollup_harm_delete",
+        "redline_rollup_harm_update",
+    ),
+}
+
+
+def _upsert(rollup: Rollup, values: list[str], n: str, rest: str) -> str:
+    """``INSERT … SELECT values, n rest ON CONFLICT (key) DO UPDATE SET n = n + excluded.n``.
+
+    ``rest`` must carry a ``WHERE`` (SQLite reads ``ON`` after a bare ``FROM`` as a join's).
+    """
+    columns = ", ".join((*rollup.keys, *rollup.extra, "n"))
+    keys = ", ".join(rollup.keys)
+    return (
+        f"INSERT INTO {rollup.table} ({columns}) SELECT {', '.join(values)}, {n} {rest} "
+        f"ON CONFLICT ({keys}) DO UPDATE SET n = {rollup.table}.n + excluded.n"
+    )
+
+
+def _human(row: str) -> str:
+    return f"COALESCE({row}.human_outcome, '')"
+
+
+def _target(attack: str) -> str:
+    return (
+        f"COALESCE((SELECT c.target_identifier_id FROM {CONVERSATION} c "
+        f"WHERE c.id = {attack}.conversation_id), 0)"
+    )
+
+
+def _scorer(attack: str) -> str:
+    return (
+        f"COALESCE((SELECT s.scorer_class_identifier_id FROM {SCORE} s "
+        f"WHERE s.id = {attack}.last_score_id), 0)"
+    )
+
+
+def _hour(vendor: str, row: str) -> str:
+    if vendor == "postgresql":
+        return f"to_char({row}.timestamp AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24')"
+    # Django stores an aware datetime on SQLite as UTC text, 'YYYY-MM-DD HH:MM:SS…'.
+    return f"substr({row}.timestamp, 1, 13)"
+
+
+def _harms(vendor: str, row: str) -> str:
+    """The stored harm-category list as text, as ``Cast(…, TextField())`` reads it."""
+    if vendor == "postgresql":
+        return f"COALESCE({row}.targeted_harm_categories::text, '')"
+    return f"COALESCE({row}.targeted_harm_categories, '')"
+
+
+def _harms_key(vendor: str, row: str) -> str:
+    if vendor == "postgresql":
+        return f"md5({_harms(vendor, row)})"
+    return _harms(vendor, row)
+
+
+def score_bucket(vendor: str, row: str) -> str:
+    """The histogram bin of a score's value, as ``aggregates.scorer_distributions`` computes
+    it (``floor(value × 10)``, at most 9); 0 when there is no value (``valued`` is 0 then)."""
+    value = f"{row}.numeric_value"
+    if vendor == "postgresql":
+        # Clamped before the cast: a trigger must not fail a write on an odd value.
+        floor = f"GREATEST(LEAST(FLOOR({value} * 10), 9), -2147483648)::integer"
+    else:
+        # CAST truncates towards zero; one less below zero is the floor. No FLOOR(): a
+        # connection that is not Django's may lack the math functions.
+        cast = f"CAST({value} * 10 AS INTEGER)"
+        floor = f"MAX(MIN({cast} - ({value} * 10 < {cast}), 9), -2147483648)"
+    return f"CASE WHEN {value} IS NULL THEN 0 ELSE {floor} END"
+
+
+def _class_of(attack: str) -> str:
+    """The class name of the attack's identifier (NULL: none, as the raw LEFT JOIN)."""
+    return (
+        f"(SELECT ci.class_name FROM {IDENTIFIER} ci WHERE ci.id = {attack}.attack_identifier_id)"
+    )
+
+
+def _harmlist_values(vendor: str, attack: str, class_name: str) -> list[str]:
+    return [
+        f"CASE WHEN {class_name} IS NULL THEN 0 ELSE 1 END",
+        f"COALESCE({class_name}, '')",
+        _harms_key(vendor, attack),
+        f"{attack}.outcome",
+        _human(attack),
+        _harms(vendor, attack),
+    ]
+
+
+def identifier_statements(vendor: str, op: str) -> list[str]:
+    """An identifier row's change: the attack class of the attacks it identifies."""
+    terms = {"INSERT": ("NULL", "NEW.class_name"), "DELETE": ("OLD.class_name", "NULL")}
+    old, new = terms.get(op, ("OLD.class_name", "NEW.class_name"))
+    row = "OLD" if op == "DELETE" else "NEW"
+    out = []
+    for term, sign in ((old, "-1"), (new, "1")):
+        out.append(
+            _upsert(
+                HARMLIST,
+                _harmlist_values(vendor, "a", term),
+                f"{sign} * COUNT(*)",
+                f"FROM {ATTACK} a WHERE a.attack_identifier_id = {row}.id "
+                "GROUP BY 1, 2, 3, 4, 5, 6",
+            )
+        )
+    return out
+
+
+def _fact_values(attack: str, *, target: str | None = None, scorer: str | None = None) -> list[str]:
+    return [
+        f"COALESCE({attack}.attack_identifier_id, 0)",
+        f"COALESCE({attack}.atomic_attack_identifier_id, 0)",
+        target or _target(attack),
+        scorer or _scorer(attack),
+        f"{attack}.outcome",
+        _human(attack),
+    ]
+
+
+def attack_row_statements(vendor: str, row: str, sign: str) -> list[str]:
+    """What one attack row (``NEW`` or ``OLD``) adds (``sign`` "1") or takes away ("-1")."""
+    where = "WHERE true"
+    return [
+        _upsert(FACT, _fact_values(row), sign, where),
+        _upsert(HOUR, [_hour(vendor, row), f"{row}.outcome", _human(row)], sign, where),
+        _upsert(
+            OBJECTIVE,
+            [f"COALESCE({row}.objective_sha256, '')", f"{row}.outcome", _human(row)],
+            sign,
+            where,
+        ),
+        _upsert(HARMLIST, _harmlist_values(vendor, row, _class_of(row)), sign, where),
+        _upsert(
+            LABEL,
+            ["l.label_id", f"{row}.outcome", _human(row)],
+            f"{sign} * COUNT(*)",
+            f"FROM {LABEL_LINK} l WHERE l.attackresult_id = {row}.id GROUP BY l.label_id",
+        ),
+        _upsert(
+            HARM,
+            ["l.harmcategory_id", f"{row}.outcome", _human(row)],
+            f"{sign} * COUNT(*)",
+            f"FROM {HARM_LINK} l WHERE l.attackresult_id = {row}.id GROUP BY l.harmcategory_id",
+        ),
+        _upsert(
+            HARM,
+            ["0", f"{row}.outcome", _human(row)],
+            sign,
+            f"WHERE NOT EXISTS (SELECT 1 FROM {HARM_LINK} l WHERE l.attackresult_id = {row}.id)",
+        ),
+    ]
+
+
+def _fact_move(where: str, *, target: tuple[str, str] | None = None, scorer=None) -> list[str]:
+    """The attacks matching ``where`` move from one target (scorer) term to another."""
+    out = []
+    for term, sign in ((0, "-1"), (1, "1")):
+        values = _fact_values(
+            "a",
+            target=target[term] if target else None,
+            scorer=scorer[term] if scorer else None,
+        )
+        out.append(
+            _upsert(
+                FACT,
+                values,
+                f"{sign} * COUNT(*)",
+                f"FROM {ATTACK} a WHERE {where} GROUP BY 1, 2, 3, 4, 5, 6",
+            )
+        )
+    return out
+
+
+def conversation_statements(op: str) -> list[str]:
+    """A conversation row's change: its attacks' objective target changes."""
+    old, new = "COALESCE(OLD.target_identifier_id, 0)", "COALESCE(NEW.target_identifier_id, 0)"
+    if op == "INSERT":
+        return _fact_move("a.conversation_id = NEW.id", target=("0", new))
+    if op == "DELETE":
+        return _fact_move("a.conversation_id = OLD.id", target=(old, "0"))
+    return _fact_move("a.conversation_id = NEW.id", target=(old, new))
+
+
+def score_statements(vendor: str, op: str) -> list[str]:
+    """A score row's change: the scorer of the attacks it is the last score of, and the
+    score distributions."""
+    old = "COALESCE(OLD.scorer_class_identifier_id, 0)"
+    new = "COALESCE(NEW.scorer_class_identifier_id, 0)"
+    out = []
+    if op == "INSERT":
+        out += _fact_move("a.last_score_id = NEW.id", scorer=("0", new))
+    elif op == "DELETE":
+        out += _fact_move("a.last_score_id = OLD.id", scorer=(old, "0"))
+    else:
+        out += _fact_move("a.last_score_id = NEW.id", scorer=(old, new))
+    for row, sign in (("OLD", "-1"), ("NEW", "1")):
+        if (op, row) in (("INSERT", "OLD"), ("DELETE", "NEW")):
+            continue
+        out.append(
+            _upsert(
+                SCORES,
+                [
+                    f"{row}.scorer_class_identifier_id",
+                    f"{row}.score_type",
+                    f"CASE WHEN {row}.numeric_value IS NULL THEN 0 ELSE 1 END",
+                    score_bucket(vendor, row),
+                    f"CASE WHEN {row}.reviewer_id IS NULL THEN 0 ELSE 1 END",
+                ],
+                sign,
+                "WHERE true",
+            )
+        )
+    return out
+
+
+def label_link_statements(row: str, sign: str) -> list[str]:
+    return [
+        _upsert(
+            LABEL,
+            [f"{row}.label_id", "a.outcome", _human("a")],
+            sign,
+            f"FROM {ATTACK} a WHERE a.id = {row}.attackresult_id",
+        )
+    ]
+
+
+def harm_link_row_statements(op: str) -> list[str]:
+    """SQLite's harm link trigger, run row by row (it sees the rows before this one)."""
+    out = []
+    if op in ("DELETE", "UPDATE"):
+        out.append(
+            _upsert(
+                HARM,
+                ["OLD.harmcategory_id", "a.outcome", _human("a")],
+                "-1",
+                f"FROM {ATTACK} a WHERE a.id = OLD.attackresult_id",
+            )
+        )
+        moved = " AND OLD.attackresult_id IS NOT NEW.attackresult_id" if op == "UPDATE" else ""
+        out.append(
+            _upsert(
+                HARM,
+                ["0", "a.outcome", _human("a")],
+                "1",
+                f"FROM {ATTACK} a WHERE a.id = OLD.attackresult_id{moved} AND NOT EXISTS "
+                f"(SELECT 1 FROM {HARM_LINK} l WHERE l.attackresult_id = a.id)",
+            )
+        )
+    if op in ("INSERT", "UPDATE"):
+        out.append(
+            _upsert(
+                HARM,
+                ["NEW.harmcategory_id", "a.outcome", _human("a")],
+                "1",
+                f"FROM {ATTACK} a WHERE a.id = NEW.attackresult_id",
+            )
+        )
+        moved = " AND OLD.attackresult_id IS NOT NEW.attackresult_id" if op == "UPDATE" else ""
+        out.append(
+            _upsert(
+                HARM,
+                ["0", "a.outcome", _human("a")],
+                "-1",
+                f"FROM {ATTACK} a WHERE a.id = NEW.attackresult_id{moved} AND "
+                f"(SELECT COUNT(*) FROM {HARM_LINK} l WHERE l.attackresult_id = a.id) = 1",
+            )
+        )
+    return out
+
+
+def harm_link_statement_statements(op: str) -> list[str]:
+    """PostgreSQL's harm link trigger, once per statement, over its transition tables
+    ``new_rows`` / ``old_rows``: per attack touched, links now and before the statement."""
+    empty = "SELECT NULL::uuid AS attackresult_id, NULL::bigint AS harmcategory_id WHERE false"
+    new_rows = "new_rows" if op in ("INSERT", "UPDATE") else f"({empty})"
+    old_rows = "old_rows" if op in ("DELETE", "UPDATE") else f"({empty})"
+    out = []
+    for rows, sign in ((old_rows, "-1"), (new_rows, "1")):
+        if "WHERE false" in rows:
+            continue
+        out.append(
+            _upsert(
+                HARM,
+                ["t.harmcategory_id", "a.outcome", _human("a")],
+                f"{sign} * COUNT(*)",
+                f"FROM {rows} t JOIN {ATTACK} a ON a.id = t.attackresult_id WHERE true "
+                "GROUP BY 1, 2, 3",
+            )
+        )
+    # +1 for an attack left without links, -1 for one that had none before the statement.
+    none = (
+        "CASE WHEN x.links_now = 0 THEN 1 ELSE 0 END "
+        "- CASE WHEN x.links_now - x.added + x.removed = 0 THEN 1 ELSE 0 END"
+    )
+    out.append(
+        "WITH added AS (SELECT attackresult_id AS id, COUNT(*) AS c "
+        f"FROM {new_rows} t GROUP BY 1), "
+        f"removed AS (SELECT attackresult_id AS id, COUNT(*) AS c FROM {old_rows} t GROUP BY 1), "
+        "touched AS (SELECT id FROM added UNION SELECT id FROM removed), "
+        f"x AS (SELECT t.id, (SELECT COUNT(*) FROM {HARM_LINK} l WHERE l.attackresult_id = t.id) "
+        "AS links_now, COALESCE(ad.c, 0) AS added, COALESCE(rm.c, 0) AS removed FROM touched t "
+        "LEFT JOIN added ad ON ad.id = t.id LEFT JOIN removed rm ON rm.id = t.id) "
+        + _upsert(
+            HARM,
+            ["0", "a.outcome", _human("a")],
+            f"SUM({none})",
+            f"FROM x JOIN {ATTACK} a ON a.id = x.id WHERE true "
+            f"GROUP BY a.outcome, {_human('a')} HAVING SUM({none}) <> 0",
+        )
+    )
+    return out
+
+
+_ATTACK_COLUMNS = (
+    "attack_identifier_id",
+    "atomic_attack_identifier_id",
+    "conversation_id",
+    "last_score_id",
+    "outcome",
+    "human_outcome",
+    "timestamp",
+    "objective_sha256",
+    "targeted_harm_categories",
+)
+_SCORE_COLUMNS = ("scorer_class_identifier_id", "score_type", "numeric_value", "reviewer_id")
+
+
+def _changed(vendor: str, columns: tuple[str, ...]) -> str:
+    op = "IS DISTINCT FROM" if vendor == "postgresql" else "IS NOT"
+    return " OR ".join(f"OLD.{c} {op} NEW.{c}" for c in columns)
+
+
+def _sqlite_trigger(name: str, event: str, table: str, body: list[str], when: str = "") -> str:
+    condition = f" WHEN {when}" if when else ""
+    statements = "".join(f"  {s};\n" for s in body)
+    return (
+        f"CREATE TRIGGER {name} AFTER {event} ON {table} FOR EACH ROW{condition}\n"
+        f"BEGIN\n{statements}END"
+    )
+
+
+def create_sql(vendor: str) -> list[str]:
+    """The statements that create every rollup trigger (and, on PostgreSQL, its function)."""
+    if vendor == "sqlite":
+        attack_new = attack_row_statements(vendor, "NEW", "1")
+        attack_old = attack_row_statements(vendor, "OLD", "-1")
+        return [
+            _sqlite_trigger("redline_rollup_attack_insert", "INSERT", ATTACK, attack_new),
+            _sqlite_trigger("redline_rollup_attack_delete", "DELETE", ATTACK, attack_old),
+            _sqlite_trigger(
+                "redline_rollup_attack_update",
+                "UPDATE",
+                ATTACK,
+                attack_old + attack_new,
+                _changed(vendor, _ATTACK_COLUMNS),
+            ),
+            *(
+                _sqlite_trigger(
+                    f"redline_rollup_conversation_{op.lower()}",
+                    op,
+                    CONVERSATION,
+                    conversation_statements(op),
+                    _changed(vendor, ("target_identifier_id",)) if op == "UPDATE" else "",
+                )
+                for op in ("INSERT", "DELETE", "UPDATE")
+            ),
+            *(
+                _sqlite_trigger(
+                    f"redline_rollup_score_{op.lower()}",
+                    op,
+                    SCORE,
+                    score_statements(vendor, op),
+                    _changed(vendor, _SCORE_COLUMNS) if op == "UPDATE" else "",
+                )
+                for op in ("INSERT", "DELETE", "UPDATE")
+            ),
+            *(
+                _sqlite_trigger(
+                    f"redline_rollup_identifier_{op.lower()}",
+                    op,
+                    IDENTIFIER,
+                    identifier_statements(vendor, op),
+                    _changed(vendor, ("class_name",)) if op == "UPDATE" else "",
+                )
+                for op in ("INSERT", "DELETE", "UPDATE")
+            ),
+            _sqlite_trigger(
+                "redline_rollup_label_insert",
+                "INSERT",
+                LABEL_LINK,
+                label_link_statements("NEW", "1"),
+            ),
+            _sqlite_trigger(
+                "redline_rollup_label_delete",
+                "DELETE",
+                LABEL_LINK,
+                label_link_statements("OLD", "-1"),
+            ),
+            _sqlite_trigger(
+                "redline_rollup_label_update",
+                "UPDATE",
+                LABEL_LINK,
+                label_link_statements("OLD", "-1") + label_link_statements("NEW", "1"),
+            ),
+            *(
+                _sqlite_trigger(
+                    f"redline_rollup_harm_{op.lower()}", op, HARM_LINK, harm_link_row_statements(op)
+                )
+                for op in ("INSERT", "DELETE", "UPDATE")
+            ),
+        ]
+
+    def function(name: str, body: str) -> str:
+        return (
+            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+            f"BEGIN\n{body}\nRETURN NULL;\nEND\n$$"
+        )
+
+    def block(statements: list[str]) -> str:
+        return "".join(f"  {s};\n" for s in statements)
+
+    attack_body = (
+        "IF TG_OP IN ('UPDATE', 'DELETE') THEN\n"
+        + block(attack_row_statements(vendor, "OLD", "-1"))
+        + "END IF;\nIF TG_OP IN ('INSERT', 'UPDATE') THEN\n"
+        + block(attack_row_statements(vendor, "NEW", "1"))
+        + "END IF;"
+    )
+    conversation_body = (
+        "IF TG_OP = 'INSERT' THEN\n"
+        + block(conversation_statements("INSERT"))
+        + "ELSIF TG_OP = 'DELETE' THEN\n"
+        + block(conversation_statements("DELETE"))
+        + "ELSE\n"
+        + block(conversation_statements("UPDATE"))
+        + "END IF;"
+    )
+    score_body = (
+        "IF TG_OP = 'INSERT' THEN\n"
+        + block(score_statements(vendor, "INSERT"))
+        + "ELSIF TG_OP = 'DELETE' THEN\n"
+        + block(score_statements(vendor, "DELETE"))
+        + "ELSE\n"
+        + block(score_statements(vendor, "UPDATE"))
+        + "END IF;"
+    )
+    identifier_body = (
+        "IF TG_OP = 'INSERT' THEN\n"
+        + block(identifier_statements(vendor, "INSERT"))
+        + "ELSIF TG_OP = 'DELETE' THEN\n"
+        + block(identifier_statements(vendor, "DELETE"))
+        + "ELSE\n"
+        + block(identifier_statements(vendor, "UPDATE"))
+        + "END IF;"
+    )
+    label_body = (
+        "IF TG_OP IN ('UPDATE', 'DELETE') THEN\n"
+        + block(label_link_statements("OLD", "-1"))
+        + "END IF;\nIF TG_OP IN ('INSERT', 'UPDATE') THEN\n"
+        + block(label_link_statements("NEW", "1"))
+        + "END IF;"
+    )
+    out = [
+        function("redline_rollup_attack", attack_body),
+        function("redline_rollup_conversation", conversation_body),
+        function("redline_rollup_score", score_body),
+        function("redline_rollup_label", label_body),
+        function("redline_rollup_identifier", identifier_body),
+        f"CREATE TRIGGER redline_rollup_identifier AFTER INSERT OR DELETE ON {IDENTIFIER} "
+        "FOR EACH ROW EXECUTE FUNCTION redline_rollup_identifier()",
+        f"CREATE TRIGGER redline_rollup_identifier_update AFTER UPDATE ON {IDENTIFIER} "
+        f"FOR EACH ROW WHEN ({_changed(vendor, ('class_name',))}) "
+        "EXECUTE FUNCTION redline_rollup_identifier()",
+        f"CREATE TRIGGER redline_rollup_attack AFTER INSERT OR DELETE ON {ATTACK} "
+        "FOR EACH ROW EXECUTE FUNCTION redline_rollup_attack()",
+        f"CREATE TRIGGER redline_rollup_attack_update AFTER UPDATE ON {ATTACK} FOR EACH ROW "
+        f"WHEN ({_changed(vendor, _ATTACK_COLUMNS)}) EXECUTE FUNCTION redline_rollup_attack()",
+        f"CREATE TRIGGER redline_rollup_conversation AFTER INSERT OR DELETE ON {CONVERSATION} "
+        "FOR EACH ROW EXECUTE FUNCTION redline_rollup_conversation()",
+        f"CREATE TRIGGER redline_rollup_conversation_update AFTER UPDATE ON {CONVERSATION} "
+        f"FOR EACH ROW WHEN ({_changed(vendor, ('target_identifier_id',))}) "
+        "EXECUTE FUNCTION redline_rollup_conversation()",
+        f"CREATE TRIGGER redline_rollup_score AFTER INSERT OR DELETE ON {SCORE} "
+        "FOR EACH ROW EXECUTE FUNCTION redline_rollup_score()",
+        f"CREATE TRIGGER redline_rollup_score_update AFTER UPDATE ON {SCORE} FOR EACH ROW "
+        f"WHEN ({_changed(vendor, _SCORE_COLUMNS)}) EXECUTE FUNCTION redline_rollup_score()",
+        f"CREATE TRIGGER redline_rollup_label AFTER INSERT OR DELETE OR UPDATE ON {LABEL_LINK} "
+        "FOR EACH ROW EXECUTE FUNCTION redline_rollup_label()",
+    ]
+    for op, referencing in (
+        ("INSERT", "NEW TABLE AS new_rows"),
+        ("DELETE", "OLD TABLE AS old_rows"),
+        ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
+    ):
+        name = f"redline_rollup_harm_{op.lower()}"
+        out.append(function(name, block(harm_link_statement_statements(op))))
+        out.append(
+            f"CREATE TRIGGER {name} AFTER {op} ON {HARM_LINK} REFERENCING {referencing} "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION {name}()"
+        )
+    return out
+
+
+def drop_sql(vendor: str) -> list[str]:
+    """The statements that remove every rollup trigger (and function)."""
+    if vendor == "sqlite":
+        return [f"DROP TRIGGER IF EXISTS {name}" for name in TRIGGERS["sqlite"]]
+    tables = {
+        "redline_rollup_attack": ATTACK,
+        "redline_rollup_attack_update": ATTACK,
+        "redline_rollup_conversation": CONVERSATION,
+        "redline_rollup_conversation_update": CONVERSATION,
+        "redline_rollup_score": SCORE,
+        "redline_rollup_score_update": SCORE,
+        "redline_rollup_label": LABEL_LINK,
+        "redline_rollup_identifier": IDENTIFIER,
+        "redline_rollup_identifier_update": IDENTIFIER,
+        "redline_rollup_harm_insert": HARM_LINK,
+        "redline_rollup_harm_delete": HARM_LINK,
+        "redline_rollup_harm_update": HARM_LINK,
+    }
+    out = [f"DROP TRIGGER IF EXISTS {name} ON {table}" for name, table in tables.items()]
+    for name in (
+        "redline_rollup_attack",
+        "redline_rollup_conversation",
+        "redline_rollup_score",
+        "redline_rollup_label",
+        "redline_rollup_identifier",
+        "redline_rollup_harm_insert",
+        "redline_rollup_harm_delete",
+        "redline_rollup_harm_update",
+    ):
+        out.append(f"DROP FUNCTION IF EXISTS {name}()")
+    return out
+
+
+# --- rebuild and check ---------------------------------------------------------------------
+
+
+def raw_groupings(vendor: str) -> dict[Rollup, str]:
+    """Per rollup, the SELECT of its rows (key, extra columns, n) from the raw tables."""
+    human = _human("a")
+    return {
+        FACT: (
+            "SELECT COALESCE(a.attack_identifier_id, 0), "
+            "COALESCE(a.atomic_attack_identifier_id, 0), "
+            f"COALESCE(c.target_identifier_id, 0), COALESCE(s.scorer_class_identifier_id, 0), "
+            f"a.outcome, {human}, COUNT(*) FROM {ATTACK} a "
+            f"JOIN {CONVERSATION} c ON c.id = a.conversation_id "
+            f"LEFT JOIN {SCORE} s ON s.id = a.last_score_id GROUP BY 1, 2, 3, 4, 5, 6"
+        ),
+        HOUR: (
+            f"SELECT {_hour(vendor, 'a')}, a.outcome, {human}, COUNT(*) FROM {ATTACK} a "
+            "GROUP BY 1, 2, 3"
+        ),
+        OBJECTIVE: (
+            f"SELECT COALESCE(a.objective_sha256, ''), a.outcome, {human}, COUNT(*) "
+            f"FROM {ATTACK} a GROUP BY 1, 2, 3"
+        ),
+        HARMLIST: (
+            f"SELECT CASE WHEN ci.class_name IS NULL THEN 0 ELSE 1 END, "
+            f"COALESCE(ci.class_name, ''), {_harms_key(vendor, 'a')}, a.outcome, {human}, "
+            f"MIN({_harms(vendor, 'a')}), COUNT(*) FROM {ATTACK} a "
+            f"LEFT JOIN {IDENTIFIER} ci ON ci.id = a.attack_identifier_id GROUP BY 1, 2, 3, 4, 5"
+        ),
+        LABEL: (
+            f"SELECT l.label_id, a.outcome, {human}, COUNT(*) FROM {LABEL_LINK} l "
+            f"JOIN {ATTACK} a ON a.id = l.attackresult_id GROUP BY 1, 2, 3"
+        ),
+        HARM: (
+            f"SELECT l.harmcategory_id, a.outcome, {human}, COUNT(*) FROM {HARM_LINK} l "
+            f"JOIN {ATTACK} a ON a.id = l.attackresult_id GROUP BY 1, 2, 3 "
+            f"UNION ALL SELECT 0, a.outcome, {human}, COUNT(*) FROM {ATTACK} a "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {HARM_LINK} l WHERE l.attackresult_id = a.id) "
+            "GROUP BY 2, 3"
+        ),
+        SCORES: (
+            "SELECT s.scorer_class_identifier_id, s.score_type, "
+            "CASE WHEN s.numeric_value IS NULL THEN 0 ELSE 1 END, "
+            f"{score_bucket(vendor, 's')}, CASE WHEN s.reviewer_id IS NULL THEN 0 ELSE 1 END, "
+            f"COUNT(*) FROM {SCORE} s GROUP BY 1, 2, 3, 4, 5"
+        ),
+    }
+
+
+def rebuild(connection: Any) -> dict[str, int]:
+    """Recompute every rollup from the raw tables (in the caller's transaction); returns the
+    rows written per table."""
+    written = {}
+    with connection.cursor() as cursor:
+        for rollup, select in raw_groupings(connection.vendor).items():
+            columns = ", ".join((*rollup.keys, *rollup.extra, "n"))
+            cursor.execute(f"DELETE FROM {rollup.table}")
+            cursor.execute(f"INSERT INTO {rollup.table} ({columns}) {select}")
+            written[rollup.table] = cursor.rowcount
+    return written
+
+
+def _rows(cursor: Any, sql: str, width: int) -> dict[tuple, int]:
+    cursor.execute(sql)
+    out: dict[tuple, int] = {}
+    for row in cursor.fetchall():
+        key = tuple(row[:width])
+        out[key] = out.get(key, 0) + int(row[-1])
+    return {k: v for k, v in out.items() if v}
+
+
+def check(connection: Any) -> list[str]:
+    """Every difference between the rollups and the raw tables, and every missing trigger,
+    as sentences (empty: the rollups are exact)."""
+    problems = []
+    vendor = connection.vendor
+    with connection.cursor() as cursor:
+        if vendor == "sqlite":
+            cursor.execute("SELECT name FROM sqlite_master WHERE type = 'trigger'")
+        else:
+            cursor.execute("SELECT tgname FROM pg_trigger WHERE NOT tgisinternal")
+        present = {row[0] for row in cursor.fetchall()}
+        for name in TRIGGERS[vendor]:
+            if name not in present:
+                problems.append(f"trigger {name} is missing")
+        for rollup, select in raw_groupings(vendor).items():
+            width = len(rollup.keys)
+            raw = _rows(cursor, select, width)  # extra columns sit between key and n
+            kept = _rows(cursor, f"SELECT {', '.join(rollup.keys)}, n FROM {rollup.table}", width)
+            for key in sorted(set(raw) | set(kept), key=repr):
+                if raw.get(key, 0) != kept.get(key, 0):
+                    problems.append(
+                        f"{rollup.table} {key}: {kept.get(key, 0)} kept, {raw.get(key, 0)} counted"
+                    )
+    return problems

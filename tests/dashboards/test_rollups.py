@@ -1,0 +1,187 @@
+"""The dashboard rollups stay exact after every kind of write.
+
+After each write below, two things must hold: ``dashboard_rollups --check`` finds no
+difference between the rollup tables and a recount of the raw tables, and every widget of
+the unfiltered dashboard read from the rollups equals the same widget grouped from the raw
+tables (``Scope(rollups=False)``), for both outcome sources.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import zoneinfo
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.db import connection
+from django.utils import timezone
+
+from memory.dashboards.widgets import WIDGETS
+from memory.models import (
+    AttackResult,
+    ComponentIdentifier,
+    Conversation,
+    HarmCategory,
+    Label,
+    Score,
+    rollup_sql,
+)
+from memory.storage import aggregates as ag
+from memory.storage.rollups import rollups_check, rollups_rebuild
+from memory.storage.services import human_verdict_record
+from memory.transfer.importers.service import import_pyrit_db
+from memory.transfer.ingest.service import ingest
+from tests.dashboards.conftest import dash
+from tests.importers.conftest import DB_110, copy_fixture
+from tests.queries import captured_sql
+
+
+def assert_exact() -> None:
+    """No difference from a recount, and every unfiltered widget equal to its raw grouping."""
+    assert rollups_check() == []
+    for source in ("automated", "human"):
+        request = dash(f"source={source}")
+        raw = dataclasses.replace(request.scope, rollups=False)
+        assert request.scope.from_rollups and not raw.from_rollups
+        raw_request = dataclasses.replace(request)
+        raw_request.__dict__["scope"] = raw
+        for widget in WIDGETS:
+            assert widget.build(request) == widget.build(raw_request), (source, widget.name)
+
+
+@pytest.fixture
+def memory(pyrit_memory):
+    assert AttackResult.objects.count() == 24
+    assert_exact()
+    return pyrit_memory
+
+
+def test_ingest_and_resend(memory):
+    again = ingest(payload=memory.export, partial=False)
+    assert not again.errors
+    assert_exact()
+
+
+def test_outcome_update_and_human_verdicts(memory):
+    attacks = list(AttackResult.objects.order_by("pk")[:4])
+    attacks[0].outcome = "success" if attacks[0].outcome != "success" else "failure"
+    attacks[0].save()
+    reviewer = User.objects.create_user("rollup-reviewer")
+    human_verdict_record(
+        attack_result=attacks[1], outcome="success", reason="looked", reviewer=reviewer
+    )
+    human_verdict_record(
+        attack_result=attacks[1], outcome="failure", reason="again", reviewer=reviewer
+    )
+    assert_exact()
+    # One statement over many rows (PostgreSQL runs its row triggers at the statement's end).
+    AttackResult.objects.filter(pk__in=[a.pk for a in attacks]).update(
+        outcome="error", human_outcome="success"
+    )
+    assert_exact()
+
+
+def test_deletes(memory):
+    scored = AttackResult.objects.filter(last_score__isnull=False).order_by("pk")
+    Score.objects.filter(pk=scored[0].last_score_id).delete()  # the attack's link set null
+    assert_exact()
+    AttackResult.objects.filter(pk=scored[1].pk).delete()  # its label and harm links cascade
+    assert_exact()
+    Score.objects.filter(pk__in=Score.objects.order_by("pk").values("pk")[:5]).delete()
+    assert_exact()
+    AttackResult.objects.all().delete()
+    assert_exact()
+    assert ag.headline(dash().scope).counts.attacks == 0
+
+
+def test_conversation_target_and_links(memory):
+    attack = AttackResult.objects.order_by("pk").first()
+    other = (
+        Conversation.objects.exclude(target_identifier=None)
+        .exclude(target_identifier_id=attack.conversation.target_identifier_id)
+        .first()
+    )
+    Conversation.objects.filter(pk=attack.conversation_id).update(
+        target_identifier=other.target_identifier
+    )
+    assert_exact()
+    # An identifier's class name (the framework breakdowns count per class).
+    ComponentIdentifier.objects.filter(pk=attack.attack_identifier_id).update(
+        class_name="RenamedAttack"
+    )
+    assert_exact()
+    label = Label.objects.create(key="operation", value="op_rollup")
+    harm = HarmCategory.objects.create(name="rollup-harm")
+    attacks = list(AttackResult.objects.order_by("pk")[:6])
+    for a in attacks:
+        a.label_index.add(label)
+    # Several harm links of one attack in one statement, including its first.
+    bare = [a for a in AttackResult.objects.all() if not a.harm_category_index.exists()]
+    extra = HarmCategory.objects.create(name="rollup-harm-2")
+    if bare:
+        bare[0].harm_category_index.add(harm, extra)
+    for a in attacks:
+        a.harm_category_index.add(harm)
+    assert_exact()
+    through = AttackResult.harm_category_index.through
+    through.objects.filter(harmcategory=harm).delete()  # one statement, many rows
+    AttackResult.label_index.through.objects.filter(label=label).delete()
+    assert_exact()
+    through.objects.all().delete()
+    assert_exact()
+
+
+def test_import_both_write_paths(db, tmp_path):
+    path = copy_fixture(DB_110, tmp_path)
+    import_pyrit_db(path=path, write_path="direct")
+    assert AttackResult.objects.exists()
+    assert_exact()
+    import_pyrit_db(path=path, write_path="direct")  # re-import
+    assert_exact()
+    AttackResult.objects.all().delete()
+    import_pyrit_db(path=path, write_path="service")
+    assert_exact()
+
+
+def test_rebuild_and_check_command(memory, capsys):
+    with connection.cursor() as cursor:
+        cursor.execute("UPDATE memory_rollup_fact SET n = n + 1")
+        cursor.execute("DELETE FROM memory_rollup_harm")
+    problems = rollups_check()
+    assert any("memory_rollup_fact" in p for p in problems)
+    assert any("memory_rollup_harm " in p for p in problems)
+    with pytest.raises(Exception, match="difference"):
+        call_command("dashboard_rollups", "--check")
+    call_command("dashboard_rollups", "--rebuild")
+    call_command("dashboard_rollups")
+    assert "rollups exact" in capsys.readouterr().out
+    assert_exact()
+    with connection.cursor() as cursor:
+        for statement in rollup_sql.drop_sql(connection.vendor):
+            cursor.execute(statement)
+    assert any("trigger" in p for p in rollups_check())
+    rollups_rebuild()
+    assert rollups_check() == []
+
+
+@pytest.mark.parametrize("zone", ["America/New_York", "Asia/Kolkata"])
+def test_trend_in_a_time_zone(memory, zone):
+    """Whole-hour offsets read the hour rollup; a half-hour offset groups the raw rows."""
+    with timezone.override(zoneinfo.ZoneInfo(zone)):
+        for period in ("auto", "hour", "day", "week"):
+            scope = dash().scope
+            raw = dataclasses.replace(scope, rollups=False)
+            queries, built = captured_sql(ag.trend, scope, period=period)
+            assert built == ag.trend(raw, period=period)
+            assert built.points
+            assert any("memory_rollup_hour" in q for q in queries)
+            raw_read = any("memory_attackresult" in q for q in queries)
+            assert raw_read == (zone == "Asia/Kolkata")
+
+
+def test_filtered_scopes_read_the_raw_tables(memory):
+    request = dash("labels=operation:op_blue_heron")
+    assert not request.scope.from_rollups
+    queries, _ = captured_sql(ag.attack_facts, request.scope)
+    assert not any("memory_rollup" in q for q in queries)
