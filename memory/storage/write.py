@@ -70,7 +70,23 @@ from redteam.core.errors import Problem
 from redteam.core.hashing import sha256_text
 from redteam.core.scoring import score_numeric_value
 
-__all__ = ["KINDS", "IngestReport", "ingest_batch"]
+__all__ = [
+    "CREATED",
+    "KINDS",
+    "IngestReport",
+    "converted_value",
+    "given_sha256",
+    "harm_category_rows",
+    "ingest_batch",
+    "ingest_report",
+    "label_pair",
+    "label_rows",
+    "score_homes",
+    "scored_content_id",
+    "serialise_writers",
+    "unlinked_media_values",
+    "write_time",
+]
 
 KINDS = (
     "conversations",
@@ -129,7 +145,8 @@ class IngestReport:
         return body
 
 
-def _now() -> datetime:
+def write_time() -> datetime:
+    """The time a row written now gets where PyRIT gave none (UTC, aware)."""
     return datetime.now(UTC)
 
 
@@ -153,7 +170,7 @@ def ingest_batch(
     started = time.perf_counter() if started is None else started
     problems = list(problems)
     with fewer_collections(), transaction.atomic():
-        _serialise_writers()
+        serialise_writers()
         # Items the caller already refused (text no database can hold) are never looked up:
         # their values would fail the query itself.
         work = _without(batch, _failed_paths(batch, problems)) if problems else batch
@@ -169,7 +186,7 @@ def ingest_batch(
         if written:
             plan.write()
             events.attacks_succeeded_announce(plan.succeeded)
-    return _report(
+    return ingest_report(
         batch, problems, plan if written else None, started, written, partial, list_items
     )
 
@@ -182,7 +199,9 @@ def ingest_batch(
 _INGEST_LOCK_KEY = 0x5265646C696E65  # "Redline"
 
 
-def _serialise_writers() -> None:
+def serialise_writers() -> None:
+    """Take the ingestion write lock for the current transaction (see above); every writer of
+    memory rows calls it first thing inside its ``atomic`` block."""
     connection = transaction.get_connection()
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
@@ -201,7 +220,7 @@ def _failed_paths(batch: NormalizedBatch, problems: list[Problem]) -> set[str]:
     return failed
 
 
-def _report(
+def ingest_report(
     batch: NormalizedBatch,
     problems: list[Problem],
     plan: _Plan | None,
@@ -210,6 +229,10 @@ def _report(
     partial: bool,
     list_items: bool,
 ) -> IngestReport:
+    """The report of one batch: counts per kind (each item's status in ``plan``, anything it
+    does not name unchanged), every problem as an error, and each item when ``list_items``.
+    ``plan`` is anything with ``status`` (path → status) and ``implicit_conversations``; None
+    when nothing was written."""
     counts = {kind: {CREATED: 0, UPDATED: 0, UNCHANGED: 0, ERROR: 0} for kind in KINDS}
     errors = []
     by_item: dict[str, list[str]] = defaultdict(list)
@@ -293,13 +316,13 @@ def _without(batch: NormalizedBatch, failed: set[str]) -> NormalizedBatch:
 # --- the plan ---------------------------------------------------------------------------------
 
 
-def _converted(spec: PieceSpec) -> tuple[str, str]:
+def converted_value(spec: PieceSpec) -> tuple[str, str]:
     """PyRIT 0.12: only a missing converted value falls back to the original (and its type)."""
     value = spec.original_value if spec.converted_value is None else spec.converted_value
     return value, spec.converted_value_data_type or spec.original_value_data_type
 
 
-def _sha(value: str, data_type: str, given: str | None, media: bytes | None) -> str | None:
+def given_sha256(value: str, data_type: str, given: str | None, media: bytes | None) -> str | None:
     """The ``*_sha256`` PyRIT wrote, as it wrote it: none stays none (PyRIT hashes no system
     piece, for one). Only media bytes sent along are hashed, which is how they are linked."""
     if given is not None:
@@ -425,7 +448,7 @@ class _Plan:
                 continue
             self.pieces_existing.add(piece.spec.id)
             spec = piece.spec
-            converted, converted_type = _converted(spec)
+            converted, converted_type = converted_value(spec)
             differences = [
                 name
                 for name, ours, theirs in (
@@ -459,7 +482,7 @@ class _Plan:
         contents = self.batch.scorable_contents
         wanted = {c.id for c in contents}
         for score in self.batch.scores:
-            content_id = _content_id(score.scorable)
+            content_id = scored_content_id(score.scorable)
             if content_id is not None:
                 wanted.add(content_id)
         self.contents_stored: set[uuid.UUID] = existing_values(ScorableContent, "id", wanted)
@@ -641,7 +664,7 @@ class _Plan:
         spec = self.batch.meta.get("push_source")
         if not isinstance(spec, PushSourceSpec):
             return None
-        now = _now()
+        now = write_time()
         source, _ = PushSource.objects.update_or_create(
             key=push_source_key(spec.host, spec.database),
             defaults={"last_push_at": now},
@@ -663,7 +686,7 @@ class _Plan:
             merged_labels.update(labels)
             merged_harms.extend(h for h in harms if h not in merged_harms)
 
-        now = _now()
+        now = write_time()
         for piece in self.batch.pieces:
             spec = piece.spec
             if spec.id in self.pieces_existing:
@@ -740,7 +763,7 @@ class _Plan:
             elif _changed(existing, values):
                 for name, value in values.items():
                     setattr(existing, name, value)
-                existing.updated_at = _now()
+                existing.updated_at = write_time()
                 updates.append(existing)
                 self.status[path] = UPDATED
             else:
@@ -761,7 +784,8 @@ class _Plan:
             "scenario_run_state": spec.scenario_run_state,
             "labels": spec.labels,
             "number_tries": spec.number_tries,
-            "creation_time": spec.creation_time or (existing.creation_time if existing else _now()),
+            "creation_time": spec.creation_time
+            or (existing.creation_time if existing else write_time()),
             "completion_time": spec.completion_time,
             "display_group_map": spec.display_group_map,
             "error_message": spec.error_message,
@@ -896,7 +920,7 @@ class _Plan:
             (value, data_type, sha)
             for p in batch.pieces
             if p.spec.id not in self.pieces_existing
-            for value, data_type, sha in _media_values(p.spec)
+            for value, data_type, sha in unlinked_media_values(p.spec)
         )
         pieces, links = [], []
         converted: set[tuple[int, int]] = set()
@@ -931,7 +955,7 @@ class _Plan:
         self, spec: PieceSpec, message_id: int, position: int, media: MediaIndex
     ) -> dict[str, Any]:
         """The row of a new piece (a dict of column values, for ``insert_rows``)."""
-        converted, converted_type = _converted(spec)
+        converted, converted_type = converted_value(spec)
         original_blob = converted_blob = None
         if spec.original_media is not None:
             original_blob = media_store(data=spec.original_media, original_name=spec.original_value)
@@ -940,13 +964,13 @@ class _Plan:
             converted_media = spec.original_media
         if converted_media is not None:
             converted_blob = media_store(data=converted_media, original_name=converted)
-        original_sha = _sha(
+        original_sha = given_sha256(
             spec.original_value,
             spec.original_value_data_type,
             spec.original_value_sha256,
             spec.original_media,
         )
-        converted_sha = _sha(
+        converted_sha = given_sha256(
             converted, converted_type, spec.converted_value_sha256, converted_media
         )
         original_is_media = is_media_value(spec.original_value_data_type, spec.original_value)
@@ -995,7 +1019,7 @@ class _Plan:
                     value=content.value,
                     value_sha256=content.value_sha256,
                     data_type=content.data_type,
-                    timestamp=content.timestamp or _now(),
+                    timestamp=content.timestamp or write_time(),
                     extra=content.extra,
                 )
             )
@@ -1020,13 +1044,13 @@ class _Plan:
                     scorer_class_identifier_id=self.rows[spec.scorer_class_identifier.hash].pk,
                     message_piece_id=spec.message_piece_id,
                     conversation_id=homes.get(spec.message_piece_id),
-                    timestamp=spec.timestamp or _now(),
+                    timestamp=spec.timestamp or write_time(),
                     objective=spec.objective,
                     scored_expectation=spec.scored_expectation,
                     status=spec.status,
                     scorable=spec.scorable,
                     scorable_content_id=content_id
-                    if (content_id := _content_id(spec.scorable)) in self.contents_stored
+                    if (content_id := scored_content_id(spec.scorable)) in self.contents_stored
                     else None,
                     pyrit_version=spec.pyrit_version,
                     extra=spec.extra,
@@ -1088,7 +1112,7 @@ class _Plan:
         last = self.last_piece_times.get(spec.conversation_id)
         if last is not None:
             return {"timestamp": last, "timestamp_source": TimestampSource.LAST_PIECE}
-        return {"timestamp": _now(), "timestamp_source": TimestampSource.RECEIVED}
+        return {"timestamp": write_time(), "timestamp_source": TimestampSource.RECEIVED}
 
     def _last_piece_times(self) -> dict[str, datetime]:
         """The last piece's time of each conversation whose new attack result has no time
@@ -1174,7 +1198,7 @@ class _Plan:
                 )
                 for name, value in values.items():
                     setattr(existing, name, value)
-                existing.updated_at = _now()
+                existing.updated_at = write_time()
                 updates.append(existing)
                 self.status[path] = UPDATED
                 if relabel:
@@ -1281,7 +1305,7 @@ class _Plan:
         changed_fields: set[str] = set()
         for cid, names in self.dirty_conversations.items():
             row = self.existing_conversations[cid]
-            row.updated_at = _now()
+            row.updated_at = write_time()
             conversation_updates.append(row)
             changed_fields |= names
         update_rows(Conversation, sorted(changed_fields | {"updated_at"}), conversation_updates)
@@ -1295,16 +1319,16 @@ class _Plan:
                 attackresult_id__in=relabel
             ).delete()
         pairs = {
-            _pair(k, v)
+            label_pair(k, v)
             for labels in [*conv_labels.values(), *attack_labels.values()]
             for k, v in labels.items()
         }
         names = {h for harms in [*conv_harms.values(), *attack_harms.values()] for h in harms}
-        label_ids = _label_rows(pairs)
-        harm_ids = _harm_rows(names)
+        label_ids = label_rows(pairs)
+        harm_ids = harm_category_rows(names)
 
         def labelled(labels: dict[str, Any]) -> list[int]:
-            return [label_ids[_pair(k, v)] for k, v in labels.items()]
+            return [label_ids[label_pair(k, v)] for k, v in labels.items()]
 
         def harmed(harms: list[str]) -> list[int]:
             return [harm_ids[h] for h in harms]
@@ -1343,14 +1367,14 @@ def _indexed_labels(spec: AttackResultSpec) -> dict[str, Any]:
     return labels
 
 
-def _pair(key: Any, value: Any) -> tuple[str, str]:
+def label_pair(key: Any, value: Any) -> tuple[str, str]:
     """A label as stored in the index: key and value as strings."""
     return str(key), value if isinstance(value, str) else str(value)
 
 
-def _media_values(spec: PieceSpec) -> list[tuple[str, str, str | None]]:
+def unlinked_media_values(spec: PieceSpec) -> list[tuple[str, str, str | None]]:
     """The piece's media values that came without bytes: (value, data type, given SHA-256)."""
-    converted, converted_type = _converted(spec)
+    converted, converted_type = converted_value(spec)
     found = []
     if spec.original_media is None:
         found.append(
@@ -1361,7 +1385,7 @@ def _media_values(spec: PieceSpec) -> list[tuple[str, str, str | None]]:
     return [v for v in found if is_media_value(v[1], v[0])]
 
 
-def _content_id(scorable: dict[str, Any] | None) -> uuid.UUID | None:
+def scored_content_id(scorable: dict[str, Any] | None) -> uuid.UUID | None:
     """The stored loose content a 1.1.0 score judged (``scorable_type`` ``content_entry``)."""
     if not scorable or scorable.get("scorable_type") != "content_entry":
         return None
@@ -1391,7 +1415,7 @@ def _changed(row: Any, values: dict[str, Any]) -> bool:
     return False
 
 
-def _label_rows(pairs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
+def label_rows(pairs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """Ids of the label rows for ``pairs``, inserting new ones (two statements, or none)."""
     if not pairs:
         return {}
@@ -1404,7 +1428,8 @@ def _label_rows(pairs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
     }
 
 
-def _harm_rows(names: set[str]) -> dict[str, int]:
+def harm_category_rows(names: set[str]) -> dict[str, int]:
+    """Ids of the harm category rows named ``names``, inserting new ones."""
     if not names:
         return {}
     insert_ignore([HarmCategory(name=n) for n in names])

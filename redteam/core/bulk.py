@@ -213,6 +213,96 @@ def insert_rows(model: type[Model], rows: Sequence[dict[str, Any]]) -> None:
             )
 
 
+def column_names(model: type[Model]) -> list[str]:
+    """The ``attname`` of each column :func:`column_values` and :func:`insert_columns` handle,
+    in their order (concrete fields without a database-generated primary key)."""
+    return [f.attname for f in _columns(model)]
+
+
+def column_values(
+    model: type[Model],
+    names: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    alias: str,
+    later: Iterable[str] = (),
+) -> list[list[Any] | None]:
+    """``rows`` (tuples of the fields ``names``) as one list per column of ``model``
+    (:func:`column_names` order), each value adapted as :func:`insert_rows` adapts it for
+    connection ``alias``, and missing fields given their defaults as there. UUIDs are hex text
+    on every database (what SQLite stores; PostgreSQL casts it), so columns pickle as plain
+    strings. The columns named in ``later`` are left None: the caller fills them with what
+    only the writer knows (surrogate keys: integers, which need no adapting).
+
+    The importer's reader process prepares a chunk's columns with this, so the writing process
+    only fills in keys and hands them to :func:`insert_columns`; it opens no connection."""
+    connection = connections[alias]
+    fields = _columns(model)
+    adapt = _adapters(model, fields, connection)
+    index = {name: i for i, name in enumerate(names)}
+    skip = set(later)
+    now = timezone.now()
+    count = len(rows)
+    columns: list[list[Any] | None] = []
+    for field, prep in zip(fields, adapt, strict=True):
+        name = field.attname
+        if name in skip:
+            columns.append(None)
+            continue
+        if name in index:
+            i = index[name]
+            column = [prep(row[i]) for row in rows]
+        elif getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+            column = [prep(now)] * count
+        elif callable(field.default) and field.get_internal_type() != "JSONField":
+            column = [prep(field.get_default()) for _ in range(count)]
+        elif field.default is not NOT_PROVIDED or field.null:
+            column = [prep(field.get_default())] * count
+        else:
+            raise ValueError(f"{model.__name__}.{name}: no value and no default")
+        target = field.target_field if field.is_relation else field
+        if target.get_internal_type() == "UUIDField" and connection.features.has_native_uuid_field:
+            column = [None if v is None else v.hex for v in column]
+        columns.append(column)
+    return columns
+
+
+def insert_columns(model: type[Model], columns: Sequence[list[Any]]) -> None:
+    """Insert rows given as :func:`column_values` columns (every one filled), skipping rows
+    whose unique key exists: on SQLite one ``executemany`` (the importer's writer runs alone
+    in its process, so no other thread waits for the GIL between rows), on PostgreSQL the
+    ``unnest`` statement of :func:`insert_rows`."""
+    if not columns or not columns[0]:
+        return
+    connection = connections[router.db_for_write(model)]
+    fields = _columns(model)
+    quote = connection.ops.quote_name
+    names = ", ".join(quote(f.column) for f in fields)
+    table = quote(model._meta.db_table)
+    if connection.vendor == "postgresql":
+        arrays = _arrays(model, fields, connection)
+        params = []
+        for field, (_, encode), column in zip(fields, arrays, columns, strict=True):
+            target = field.target_field if field.is_relation else field
+            if target.get_internal_type() == "UUIDField":
+                encode = _UUID_TEXT  # column_values sent the hex text
+            params.append(encode(list(column)))
+        sql = (
+            f"INSERT INTO {table} ({names}) SELECT * FROM unnest("
+            + ", ".join(f"%s::{cast}" for cast, _ in arrays)
+            + ") ON CONFLICT DO NOTHING"
+        )
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+        return
+    sql = (
+        f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(fields))}) "
+        "ON CONFLICT DO NOTHING"
+    )
+    with connection.cursor() as cursor:
+        cursor.executemany(sql, list(zip(*columns, strict=True)))
+
+
 def _max_params(connection: Any) -> int:
     """Bound parameters one SQLite statement may carry: this SQLite's variable limit (32,766
     by default since SQLite 3.32), at most 65,000."""
@@ -298,6 +388,7 @@ _ENCODERS: dict[str, Encoder] = {
     "DateTimeField": _plain_array(datetime.isoformat),
 }
 _ARRAYS: dict[tuple[int, str, str], list[tuple[str, Encoder]]] = {}
+_UUID_TEXT = _plain_array(str)
 
 
 def _arrays(model: type[Model], fields: list[Field], connection: Any) -> list[tuple[str, Encoder]]:
@@ -379,6 +470,36 @@ def update_rows(model: type[Model], names: Sequence[str], objs: Sequence[Model])
     ]
     with connection.cursor() as cursor:
         cursor.executemany(sql, values)
+
+
+def existing_keys(model: type[Model], name: str, keys: Sequence[Any]) -> set[Any]:
+    """Which of ``keys`` (values of field ``name`` as :func:`column_values` gives them: UUIDs
+    as hex text) are stored. :func:`existing_values` for values adapted already."""
+    if not keys:
+        return set()
+    connection = connections[router.db_for_read(model)]
+    field = model._meta.get_field(name)
+    quote = connection.ops.quote_name
+    column, table = quote(field.column), quote(model._meta.db_table)
+    target = field.target_field if field.is_relation else field
+    uuids = target.get_internal_type() == "UUIDField"
+    found = set()
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cast, encode = _arrays(model, [field], connection)[0]
+            cursor.execute(
+                f"SELECT {column} FROM {table} WHERE {column} = ANY(%s::{cast})",
+                [(_UUID_TEXT if uuids else encode)(list(keys))],
+            )
+            found.update(row[0].hex if uuids else row[0] for row in cursor.fetchall())
+            return found
+        for part in chunked(keys):
+            cursor.execute(
+                f"SELECT {column} FROM {table} WHERE {column} IN ({', '.join(['%s'] * len(part))})",
+                part,
+            )
+            found.update(row[0] for row in cursor.fetchall())
+    return found
 
 
 def existing_values(model: type[Model], name: str, values: Any) -> set[Any]:

@@ -26,7 +26,7 @@ def fail_a_chunk_of_pieces(monkeypatch, error: BaseException, *, number: int) ->
     from memory.storage import write
     from memory.transfer.importers import direct
 
-    real, real_direct = write.insert_rows, direct._Table.insert
+    real, real_direct = write.insert_rows, direct.insert_columns
     calls = {"pieces": 0}
 
     def check(model, rows):
@@ -39,12 +39,12 @@ def fail_a_chunk_of_pieces(monkeypatch, error: BaseException, *, number: int) ->
         real(model, rows)
         check(model, rows)
 
-    def failing_direct(table, rows):
-        real_direct(table, rows)
-        check(table.model, rows)
+    def failing_direct(model, columns):
+        real_direct(model, columns)
+        check(model, columns[0] if columns else [])
 
     monkeypatch.setattr(write, "insert_rows", failing)
-    monkeypatch.setattr(direct._Table, "insert", failing_direct)
+    monkeypatch.setattr(direct, "insert_columns", failing_direct)
 
 
 def copy_fixture(source: Path, tmp_path: Path) -> Path:

@@ -27,7 +27,7 @@ def test_a_failure_mid_chunk_leaves_earlier_chunks_and_nothing_of_the_failing_on
     """Chunks of 40 rows: the third chunk of pieces fails after its pieces were inserted
     (while its converter links are written); the first two chunks stay, the third is gone.
     On the direct path a chunk is written by it or by the service: either may fail."""
-    real, real_direct = write.insert_rows, direct._Table.insert
+    real, real_direct = write.insert_rows, direct.insert_columns
     fail_a_chunk_of_pieces(monkeypatch, Boom("disk full"), number=3)
     with pytest.raises(Boom):
         import_pyrit_db(path=DB_110, chunk_rows=40, write_path=write_path)
@@ -42,7 +42,7 @@ def test_a_failure_mid_chunk_leaves_earlier_chunks_and_nothing_of_the_failing_on
     )
     # the import can simply be run again, and completes what is missing
     monkeypatch.setattr(write, "insert_rows", real)
-    monkeypatch.setattr(direct._Table, "insert", real_direct)
+    monkeypatch.setattr(direct, "insert_columns", real_direct)
     summary = import_pyrit_db(path=DB_110, chunk_rows=40, write_path=write_path)
     assert summary.ok
     assert summary.unchanged["message_pieces"] == 80

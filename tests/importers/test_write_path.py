@@ -129,10 +129,10 @@ def direct_chunks(monkeypatch) -> list[int]:
     written: list[int] = []
     original = DirectWriter._write
 
-    def spy(self, batch, outcome, stored):
-        done = original(self, batch, outcome, stored)
+    def spy(self, rows, stored):
+        done = original(self, rows, stored)
         if done:
-            written.append(len(batch.pieces) + len(batch.scores))
+            written.append(rows.rows)
         return done
 
     monkeypatch.setattr(DirectWriter, "_write", spy)

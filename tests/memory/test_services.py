@@ -297,11 +297,11 @@ def test_media_store_survives_a_concurrent_insert_of_the_same_bytes(monkeypatch)
 
 def test_tagging_many_labels_costs_a_fixed_number_of_queries(django_assert_max_num_queries):
     from memory.models import Label
-    from memory.storage.write import _label_rows
+    from memory.storage.write import label_rows
 
-    _label_rows({("operator", "alice")})
+    label_rows({("operator", "alice")})
     labels = {(f"k{i}", f"v{i}") for i in range(20)} | {("operator", "alice")}
     with django_assert_max_num_queries(2):  # INSERT … ON CONFLICT DO NOTHING, SELECT
-        rows = _label_rows(labels)
+        rows = label_rows(labels)
     assert set(rows) == labels
     assert Label.objects.count() == 21

@@ -11,7 +11,14 @@ import pytest
 from django.db import DataError, IntegrityError, connection, transaction
 
 from memory.models import MessagePiece, Score
-from redteam.core.bulk import existing_values, insert_rows
+from redteam.core.bulk import (
+    column_names,
+    column_values,
+    existing_keys,
+    existing_values,
+    insert_columns,
+    insert_rows,
+)
 from tests.factories import make_conversation, make_identifier, make_message, sha256_hex
 from tests.queries import captured_sql
 
@@ -85,6 +92,37 @@ def test_awkward_text_json_uuids_and_times_are_stored_exactly():
     assert existing_values(MessagePiece, "id", [r["id"] for r in rows] + [uuid.uuid4()]) == {
         r["id"] for r in rows
     }
+
+
+def test_prepared_columns_store_what_insert_rows_stores():
+    """The importer's reader prepares columns (``column_values``, UUIDs as hex text) and its
+    writer fills in a key column and inserts them (``insert_columns``): stored exactly as
+    ``insert_rows`` stores the same rows; ``existing_keys`` finds them by their hex ids."""
+    message = make_message(make_conversation(), 0)
+    rows = [_piece_row(message, i, text) for i, text in enumerate(AWKWARD)]
+    names = [name for name in rows[0] if name != "message_id"]
+    columns = column_values(
+        MessagePiece,
+        names,
+        [tuple(row[name] for name in names) for row in rows],
+        alias=connection.alias,
+        later=["message_id"],
+    )
+    ids = columns[column_names(MessagePiece).index("id")]
+    assert ids == [row["id"].hex for row in rows]
+    assert columns[column_names(MessagePiece).index("message_id")] is None
+    columns[column_names(MessagePiece).index("message_id")] = [message.pk] * len(rows)
+    insert_columns(MessagePiece, columns)
+
+    names = ["original_value", "converted_value", "labels", "prompt_metadata"]
+    names += ["targeted_harm_categories", "original_prompt_id", "position", "message_id"]
+    stored = _assert_stored(MessagePiece, rows, names)
+    for piece in stored.values():
+        assert piece.timestamp == datetime(2025, 1, 2, 1, 4, 5, 123456, tzinfo=UTC)
+        assert piece.prompt_target_identifier_id is None
+        assert piece.extra == {}
+    assert existing_keys(MessagePiece, "id", [*ids, uuid.uuid4().hex]) == set(ids)
+    assert existing_keys(MessagePiece, "id", []) == set()
 
 
 def test_floats_nulls_and_json_scalars_are_stored_exactly():

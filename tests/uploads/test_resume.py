@@ -37,12 +37,12 @@ def _job_left_by_a_killed_worker(
     job.refresh_from_db()
     task = DBTaskResult.objects.get(pk=job.task_id)
     task.claim("dead-worker")
-    real, real_direct = write.insert_rows, direct._Table.insert
+    real, real_direct = write.insert_rows, direct.insert_columns
     fail_a_chunk_of_pieces(monkeypatch, Killed(), number=2)
     with pytest.raises(Killed):
         import_pyrit_db(path=FIXTURE_110 / "memory.db", chunk_rows=40, write_path=write_path)
     monkeypatch.setattr(write, "insert_rows", real)
-    monkeypatch.setattr(direct._Table, "insert", real_direct)
+    monkeypatch.setattr(direct, "insert_columns", real_direct)
     beat = timezone.now() - timedelta(minutes=beat_minutes_ago)
     ImportJob.objects.filter(pk=job.pk).update(
         status=ImportStatus.RUNNING, started_at=beat, heartbeat_at=beat

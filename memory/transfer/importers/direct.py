@@ -1,5 +1,5 @@
-"""The importer's own write path: a chunk of new pieces, conversations and scores straight to
-column tuples and ``executemany``.
+"""The importer's own write path: a chunk of new pieces, conversations and scores as finished
+columns, straight into the tables.
 
 The ingestion service (:func:`memory.storage.write.ingest_batch`) serves every client: it
 reads what a batch touches, decides per item whether it is new, unchanged, updated or in
@@ -16,11 +16,17 @@ this path writes exactly what the service would write for such a chunk and nothi
   rows, a refused row) goes to the service, which merges, reports conflicts and refuses as it
   does for every client.
 
-The values are the service's: the same spec objects, the same fallbacks (a piece's converted
-value and hash, its conversation's labels, harm categories, start and target), the same
-per-column adapters (``redteam.core.bulk``) and the same insertion order, so surrogate keys
-come out equal too. ``tests/transfer/test_import_write_path.py`` imports the fixture databases
-through both paths and compares every table.
+The work is split in two. :func:`prepare` runs where the file is read (the importer's reader
+process): from the normalised chunk it makes every column that does not depend on what the
+database holds, each value adapted as the service's bulk writer adapts it
+(``redteam.core.bulk.column_values``), and the chunk's report. :class:`DirectWriter` runs in
+the writing process: it checks that nothing of the chunk is stored, fills in the surrogate
+keys (messages, conversations, identifiers, media blobs, a score's home) and inserts the
+columns (``redteam.core.bulk.insert_columns``). The values are the service's: the same
+fallbacks (a piece's converted value and hash, its conversation's labels, harm categories,
+start and target), the same adapters and the same insertion order, so surrogate keys come out
+equal too. ``tests/importers/test_write_path.py`` imports the fixture databases through both
+paths and compares every table.
 """
 
 from __future__ import annotations
@@ -28,14 +34,13 @@ from __future__ import annotations
 import time
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import connections, router, transaction
-from django.db.models import NOT_PROVIDED, Max, Model
-from django.utils import timezone
+from django.db import router, transaction
+from django.db.models import Max
 
 from memory.models import (
     Conversation,
@@ -52,24 +57,29 @@ from memory.storage.identifiers import identifiers_store
 from memory.storage.write import (
     CREATED,
     IngestReport,
-    _content_id,
-    _converted,
-    _harm_rows,
-    _label_rows,
-    _media_values,
-    _now,
-    _pair,
-    _report,
-    _serialise_writers,
-    _sha,
-    score_homes,
+    converted_value,
+    given_sha256,
+    harm_category_rows,
+    ingest_report,
+    label_pair,
+    label_rows,
+    scored_content_id,
+    serialise_writers,
+    write_time,
 )
 from redteam.core import identifiers as ids
-from redteam.core.bulk import _adapters, _columns, existing_values, insert_rows, update_rows
+from redteam.core.bulk import (
+    column_names,
+    column_values,
+    existing_keys,
+    existing_values,
+    insert_columns,
+    update_rows,
+)
 from redteam.core.choices import is_media_value
 from redteam.core.scoring import score_numeric_value
 
-__all__ = ["DirectWriter", "direct_eligible"]
+__all__ = ["DirectRows", "DirectWriter", "direct_eligible", "prepare"]
 
 
 def direct_eligible(batch: NormalizedBatch) -> bool:
@@ -92,154 +102,312 @@ def direct_eligible(batch: NormalizedBatch) -> bool:
 
 @dataclass
 class _Outcome:
-    """What ``_report`` reads of a plan: each item's status, conversations made implicitly."""
+    """What ``ingest_report`` reads of a plan: each item's status, conversations made
+    implicitly."""
 
     status: dict[str, str] = field(default_factory=dict)
     implicit_conversations: int = 0
 
 
-class _Table:
-    """Rows of one model as tuples of the columns ``names`` (attnames), inserted with
-    ``INSERT … ON CONFLICT DO NOTHING``: on SQLite one ``executemany`` (the reader is in
-    another process, so nothing waits for the GIL between rows); on PostgreSQL through
-    ``insert_rows``, the multi-row helper every writer shares."""
+# The columns only the writer can fill (surrogate keys), per table.
+_CONVERSATION_KEYS = ("target_identifier_id",)
+_PIECE_KEYS = (
+    "message_id",
+    "position",
+    "prompt_target_identifier_id",
+    "attack_identifier_id",
+    "scorer_identifier_id",
+    "original_media_id",
+    "converted_media_id",
+)
+_SCORE_KEYS = ("scorer_class_identifier_id", "conversation_id", "scorable_content_id")
 
-    def __init__(self, model: type[Model], names: Sequence[str]) -> None:
-        self.model = model
-        self.names = tuple(names)
+_CONVERSATION_NAMES = (
+    "conversation_id",
+    "labels",
+    "targeted_harm_categories",
+    "started_at",
+    "retries",
+    "extra",
+    "pyrit_version",
+    "piece_count",
+    "push_source_id",
+)
+_PIECE_NAMES = (
+    "id",
+    "timestamp",
+    "labels",
+    "prompt_metadata",
+    "targeted_harm_categories",
+    "original_value",
+    "original_value_data_type",
+    "original_value_sha256",
+    "original_media_key",
+    "converted_value",
+    "converted_value_data_type",
+    "converted_value_sha256",
+    "converted_media_key",
+    "response_error",
+    "originator",
+    "original_prompt_id",
+    "pyrit_version",
+    "extra",
+)
+_SCORE_NAMES = (
+    "id",
+    "score_value",
+    "numeric_value",
+    "score_value_description",
+    "score_type",
+    "score_category",
+    "score_rationale",
+    "score_metadata",
+    "message_piece_id",
+    "timestamp",
+    "objective",
+    "scored_expectation",
+    "status",
+    "scorable",
+    "pyrit_version",
+    "extra",
+)
 
-    def insert(self, rows: list[tuple[Any, ...]]) -> None:
-        if not rows:
-            return
-        model = self.model
-        connection = connections[router.db_for_write(model)]
-        if connection.vendor != "sqlite":
-            insert_rows(model, [dict(zip(self.names, row, strict=True)) for row in rows])
-            return
-        fields = _columns(model)
-        adapt = _adapters(model, fields, connection)
-        index = {name: i for i, name in enumerate(self.names)}
-        now = timezone.now()
-        # per column: (position in the tuple, adapter), or (None, constant default), or
-        # (-1, adapter of a default that must be made per row, e.g. ``uuid4``)
-        plan: list[tuple[int | None, Any, Any]] = []
-        for f, prep in zip(fields, adapt, strict=True):
-            if f.attname in index:
-                plan.append((index[f.attname], prep, None))
-            elif getattr(f, "auto_now", False) or getattr(f, "auto_now_add", False):
-                plan.append((None, prep(now), None))
-            elif callable(f.default) and f.get_internal_type() != "JSONField":
-                plan.append((-1, prep, f.get_default))
-            elif f.default is not NOT_PROVIDED or f.null:
-                plan.append((None, prep(f.get_default()), None))
-            else:
-                raise ValueError(f"{model.__name__}.{f.attname}: no value and no default")
-        if all(i is not None and i >= 0 for i, _, _ in plan):
-            order = [i for i, _, _ in plan]
-            adapters = [prep for _, prep, _ in plan]
-            values = [
-                [prep(row[i]) for i, prep in zip(order, adapters, strict=True)] for row in rows
-            ]
-        else:
-            values = [
-                [
-                    const if i is None else const(make()) if i < 0 else const(row[i])
-                    for i, const, make in plan
-                ]
-                for row in rows
-            ]
-        quote = connection.ops.quote_name
-        sql = (
-            f"INSERT INTO {quote(model._meta.db_table)} "
-            f"({', '.join(quote(f.column) for f in fields)}) "
-            f"VALUES ({', '.join(['%s'] * len(fields))}) ON CONFLICT DO NOTHING"
+Media = tuple[str, str, str | None] | None  # (value, data type, given SHA-256) of a media value
+
+
+@dataclass
+class DirectRows:
+    """One chunk as :func:`prepare` makes it: plain lists and tuples, so it pickles compactly
+    for the trip from the reader process. Columns are in ``column_names`` order; the key
+    columns are None until the writer fills them."""
+
+    report: IngestReport
+    identifiers: list[ids.ComponentIdentifier]
+    #: Every conversation the chunk touches, sorted, with its Conversation columns (new rows)
+    conversation_ids: list[str]
+    conversations: list[list[Any] | None]
+    conversation_targets: list[str | None]
+    #: Conversations that are rows of the file (not made implicitly by a piece)
+    entity_ids: set[str]
+    #: What the chunk's pieces add to a stored conversation: labels, harms, start, target, count
+    tags: dict[str, tuple[dict[str, Any], list[str]]]
+    started: dict[str, datetime]
+    targets: dict[str, str]
+    counts: dict[str, int]
+    #: (conversation id, sequence, role) of each message, in the chunk's order
+    messages: list[tuple[str, int, str]]
+    pieces: list[list[Any] | None]
+    piece_messages: list[tuple[str, int]]
+    piece_offsets: list[int]
+    piece_identifiers: tuple[list[str | None], list[str | None], list[str | None]]
+    piece_media: tuple[list[Media], list[Media]]
+    #: (piece id, position, identifier hash, conversation id) of each converter link
+    links: list[tuple[str, int, str, str]]
+    scores: list[list[Any] | None]
+    score_identifiers: list[str]
+    score_contents: list[str | None]
+
+    @property
+    def rows(self) -> int:
+        """Pieces and scores of the chunk."""
+        return len(self.piece_messages) + len(self.score_identifiers)
+
+
+def prepare(batch: NormalizedBatch) -> DirectRows | None:
+    """Reader side: the chunk's columns and report, or None when it is not of the kinds this
+    path writes. Touches no database (the adapters need only the connection's settings)."""
+    if not direct_eligible(batch):
+        return None
+    now = write_time()
+    status: dict[str, str] = {}
+    alias = router.db_for_write(MessagePiece)
+
+    # what the service's _collect_tags gathers per conversation
+    piece_times: dict[uuid.UUID, datetime] = {}
+    started: dict[str, datetime] = {}
+    tags: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    targets: dict[str, str] = {}
+    target_objects: dict[str, ids.ComponentIdentifier] = {}
+    counts: Counter[str] = Counter()
+    for piece in batch.pieces:
+        spec = piece.spec
+        timestamp = piece_times[spec.id] = spec.timestamp or now
+        cid = piece.conversation_id
+        if cid not in started or timestamp < started[cid]:
+            started[cid] = timestamp
+        labels, harms = tags.setdefault(cid, ({}, []))
+        labels.update(spec.labels)
+        harms.extend(h for h in spec.targeted_harm_categories if h not in harms)
+        if spec.prompt_target_identifier is not None and cid not in targets:
+            targets[cid] = spec.prompt_target_identifier.hash
+            target_objects[cid] = spec.prompt_target_identifier
+
+    conversation_ids = sorted(_conversation_ids(batch))
+    entities = {c.conversation_id: c for c in batch.conversations}
+    meta_version = batch.meta.get("pyrit_version")
+    meta_version = meta_version if isinstance(meta_version, str) else ""
+    for piece in batch.pieces:
+        counts[piece.conversation_id] += 1
+    rows, conversation_targets = [], []
+    for cid in conversation_ids:
+        entity = entities.get(cid)
+        target = entity.target_identifier if entity else None
+        labels, harms = tags.get(cid, ({}, []))
+        rows.append(
+            (
+                cid,
+                labels,
+                harms,
+                started.get(cid),
+                entity.retries if entity else [],
+                entity.extra if entity else {},
+                (entity.pyrit_version if entity else "") or meta_version,
+                counts[cid],
+                None,
+            )
         )
-        with connection.cursor() as cursor:
-            cursor.executemany(sql, values)
+        chosen = target or target_objects.get(cid)
+        conversation_targets.append(None if chosen is None else chosen.hash)
+    for entity in batch.conversations:
+        status[batch.path_of(entity)] = CREATED
+
+    pieces, piece_messages, offsets, links = [], [], [], []
+    prompt_targets, attacks, scorers = [], [], []
+    original_media: list[Media] = []
+    converted_media: list[Media] = []
+    for message in batch.messages:
+        key = (message.conversation_id, message.sequence)
+        for offset, piece in enumerate(message.pieces):
+            spec = piece.spec
+            converted, converted_type = converted_value(spec)
+            original_sha = given_sha256(
+                spec.original_value,
+                spec.original_value_data_type,
+                spec.original_value_sha256,
+                None,
+            )
+            converted_sha = given_sha256(
+                converted, converted_type, spec.converted_value_sha256, None
+            )
+            original_is_media = is_media_value(spec.original_value_data_type, spec.original_value)
+            converted_is_media = is_media_value(converted_type, converted)
+            pieces.append(
+                (
+                    spec.id,
+                    piece_times[spec.id],
+                    spec.labels,
+                    spec.prompt_metadata,
+                    spec.targeted_harm_categories,
+                    spec.original_value,
+                    spec.original_value_data_type,
+                    original_sha,
+                    media_key(spec.original_value) if original_is_media else "",
+                    converted,
+                    converted_type,
+                    converted_sha,
+                    media_key(converted) if converted_is_media else "",
+                    spec.response_error,
+                    spec.originator,
+                    spec.original_prompt_id or spec.id,
+                    spec.pyrit_version,
+                    spec.extra,
+                )
+            )
+            piece_messages.append(key)
+            offsets.append(offset)
+            prompt_targets.append(_hash(spec.prompt_target_identifier))
+            attacks.append(_hash(spec.attack_identifier))
+            scorers.append(_hash(spec.scorer_identifier))
+            original_media.append(
+                (spec.original_value, spec.original_value_data_type, original_sha)
+                if original_is_media
+                else None
+            )
+            converted_media.append(
+                (converted, converted_type, converted_sha) if converted_is_media else None
+            )
+            hex_id = spec.id.hex
+            for i, conv in enumerate(spec.converter_identifiers):
+                links.append((hex_id, i, conv.hash, message.conversation_id))
+            status[piece.path] = CREATED
+
+    score_rows, score_identifiers, score_contents = [], [], []
+    for spec in batch.scores:
+        content_id = scored_content_id(spec.scorable)
+        score_rows.append(
+            (
+                spec.id,
+                spec.score_value,
+                score_numeric_value(spec.score_type, spec.score_value),
+                spec.score_value_description,
+                spec.score_type,
+                spec.score_category,
+                spec.score_rationale,
+                spec.score_metadata,
+                spec.message_piece_id,
+                spec.timestamp or write_time(),
+                spec.objective,
+                spec.scored_expectation,
+                spec.status,
+                spec.scorable,
+                spec.pyrit_version,
+                spec.extra,
+            )
+        )
+        score_identifiers.append(spec.scorer_class_identifier.hash)
+        score_contents.append(None if content_id is None else content_id.hex)
+        status[batch.path_of(spec)] = CREATED
+
+    distinct: dict[str, ids.ComponentIdentifier] = {}
+    for identifier in _batch_identifiers(batch):
+        if identifier is not None:
+            distinct.setdefault(identifier.hash, identifier)
+    report = ingest_report(batch, [], _Outcome(status), time.perf_counter(), True, True, False)  # type: ignore[arg-type]
+    return DirectRows(
+        report=report,
+        identifiers=list(distinct.values()),
+        conversation_ids=conversation_ids,
+        conversations=column_values(
+            Conversation, _CONVERSATION_NAMES, rows, alias=alias, later=_CONVERSATION_KEYS
+        ),
+        conversation_targets=conversation_targets,
+        entity_ids=set(entities),
+        tags=tags,
+        started=started,
+        targets=targets,
+        counts=dict(counts),
+        messages=[(m.conversation_id, m.sequence, m.role) for m in batch.messages],
+        pieces=column_values(MessagePiece, _PIECE_NAMES, pieces, alias=alias, later=_PIECE_KEYS),
+        piece_messages=piece_messages,
+        piece_offsets=offsets,
+        piece_identifiers=(prompt_targets, attacks, scorers),
+        piece_media=(original_media, converted_media),
+        links=links,
+        scores=column_values(Score, _SCORE_NAMES, score_rows, alias=alias, later=_SCORE_KEYS),
+        score_identifiers=score_identifiers,
+        score_contents=score_contents,
+    )
 
 
-_CONVERSATIONS = _Table(
-    Conversation,
-    (
-        "conversation_id",
-        "labels",
-        "targeted_harm_categories",
-        "started_at",
-        "target_identifier_id",
-        "retries",
-        "extra",
-        "pyrit_version",
-        "piece_count",
-        "push_source_id",
-    ),
-)
-_MESSAGES = _Table(Message, ("conversation_id", "sequence", "role"))
-_PIECES = _Table(
-    MessagePiece,
-    (
-        "id",
-        "message_id",
-        "position",
-        "timestamp",
-        "labels",
-        "prompt_metadata",
-        "targeted_harm_categories",
-        "prompt_target_identifier_id",
-        "attack_identifier_id",
-        "scorer_identifier_id",
-        "original_value",
-        "original_value_data_type",
-        "original_value_sha256",
-        "original_media_id",
-        "original_media_key",
-        "converted_value",
-        "converted_value_data_type",
-        "converted_value_sha256",
-        "converted_media_id",
-        "converted_media_key",
-        "response_error",
-        "originator",
-        "original_prompt_id",
-        "pyrit_version",
-        "extra",
-    ),
-)
-_CONVERTERS = _Table(PieceConverter, ("piece_id", "position", "identifier_id"))
-_CONVERTER_INDEX = _Table(
-    Conversation.converter_index.through, ("conversation_id", "componentidentifier_id")
-)
-_SCORES = _Table(
-    Score,
-    (
-        "id",
-        "score_value",
-        "numeric_value",
-        "score_value_description",
-        "score_type",
-        "score_category",
-        "score_rationale",
-        "score_metadata",
-        "scorer_class_identifier_id",
-        "message_piece_id",
-        "conversation_id",
-        "timestamp",
-        "objective",
-        "scored_expectation",
-        "status",
-        "scorable",
-        "scorable_content_id",
-        "pyrit_version",
-        "extra",
-    ),
-)
-_CONVERSATION_LABELS = _Table(Conversation.label_index.through, ("conversation_id", "label_id"))
-_CONVERSATION_HARMS = _Table(
-    Conversation.harm_category_index.through, ("conversation_id", "harmcategory_id")
-)
+def _hash(identifier: ids.ComponentIdentifier | None) -> str | None:
+    return None if identifier is None else identifier.hash
+
+
+def _conversation_ids(batch: NormalizedBatch) -> set[str]:
+    found = {m.conversation_id for m in batch.messages}
+    found.update(c.conversation_id for c in batch.conversations)
+    return found
+
+
+def _column(model: Any, name: str) -> int:
+    return _NAMES[model].index(name)
+
+
+_NAMES = {model: column_names(model) for model in (Conversation, MessagePiece, Score)}
 
 
 class DirectWriter:
-    """Writes eligible chunks of one import; keeps identifier hashes it has stored → pks."""
+    """Writes prepared chunks of one import; keeps identifier hashes it has stored → pks."""
 
     def __init__(self) -> None:
         self.identifier_pks: dict[str, int] = {}
@@ -247,47 +415,40 @@ class DirectWriter:
         self.written = 0
         self.handed_over = 0
 
-    def write(self, batch: NormalizedBatch) -> IngestReport | None:
-        """Write ``batch`` in one transaction and report it as the service would; None (and
+    def write(self, rows: DirectRows) -> IngestReport | None:
+        """Write the chunk in one transaction and report it as the service would; None (and
         nothing written) when the database holds any of its pieces, scores or conversations:
         then the service takes the chunk."""
-        if not direct_eligible(batch):
-            self.handed_over += 1
-            return None
         started = time.perf_counter()
-        outcome = _Outcome()
         with transaction.atomic():
-            _serialise_writers()
-            stored = self._stored_conversations(batch)
-            if stored is None:
-                self.handed_over += 1
-                return None
-            if not self._write(batch, outcome, stored):
+            serialise_writers()
+            stored = self._stored_conversations(rows)
+            if stored is None or not self._write(rows, stored):
                 self.handed_over += 1
                 return None
         self.written += 1
-        return _report(batch, [], outcome, started, True, True, False)  # type: ignore[arg-type]
+        report = rows.report
+        report.counts["conversations"][CREATED] += len(
+            set(rows.conversation_ids) - set(stored) - rows.entity_ids
+        )
+        report.seconds = time.perf_counter() - started
+        return report
 
     # --- checks -----------------------------------------------------------------------------
 
     @staticmethod
-    def _conversation_ids(batch: NormalizedBatch) -> set[str]:
-        found = {m.conversation_id for m in batch.messages}
-        found.update(c.conversation_id for c in batch.conversations)
-        return found
-
-    def _stored_conversations(self, batch: NormalizedBatch) -> dict[str, Conversation] | None:
+    def _stored_conversations(rows: DirectRows) -> dict[str, Conversation] | None:
         """The stored conversations the chunk's pieces continue, or None when the service
         must take the chunk: a piece or score is stored already (a re-import: merged or
         reported there), or a conversation row of the file is (merged there)."""
-        if existing_values(MessagePiece, "id", [p.spec.id for p in batch.pieces]) or (
-            existing_values(Score, "id", [s.id for s in batch.scores])
-        ):
+        if existing_keys(
+            MessagePiece, "id", rows.pieces[_column(MessagePiece, "id")] or []
+        ) or existing_keys(Score, "id", rows.scores[_column(Score, "id")] or []):
             return None
-        found = existing_values(Conversation, "conversation_id", self._conversation_ids(batch))
+        found = existing_values(Conversation, "conversation_id", rows.conversation_ids)
         if not found:
             return {}
-        if any(c.conversation_id in found for c in batch.conversations):
+        if found & rows.entity_ids:
             return None
         return {
             c.conversation_id: c for c in Conversation.objects.filter(conversation_id__in=found)
@@ -295,11 +456,11 @@ class DirectWriter:
 
     @staticmethod
     def _stored_messages(
-        batch: NormalizedBatch, stored: dict[str, Conversation]
+        rows: DirectRows, stored: dict[str, Conversation]
     ) -> dict[tuple[str, int], tuple[int, str]] | None:
         """(conversation id, sequence) → (pk, role) of the stored messages the chunk's pieces
         join; None when one has another role (a conflict the service reports)."""
-        touched = {m.conversation_id for m in batch.messages} & set(stored)
+        touched = {cid for cid, _, _ in rows.messages} & set(stored)
         if not touched:
             return {}
         found = {
@@ -308,248 +469,161 @@ class DirectWriter:
                 conversation__conversation_id__in=touched
             ).values_list("id", "conversation__conversation_id", "sequence", "role")
         }
-        for message in batch.messages:
-            known = found.get((message.conversation_id, message.sequence))
-            if known is not None and known[1] != message.role:
+        for cid, sequence, role in rows.messages:
+            known = found.get((cid, sequence))
+            if known is not None and known[1] != role:
                 return None
         return found
 
     # --- writes -----------------------------------------------------------------------------
 
-    def _identifiers(self, found: Iterable[ids.ComponentIdentifier | None]) -> None:
+    def _identifiers(self, found: Iterable[ids.ComponentIdentifier]) -> None:
         """Store the identifiers not stored yet by this import, in the service's order."""
-        wanted = [i for i in found if i is not None and i.hash not in self.identifier_pks]
+        wanted = [i for i in found if i.hash not in self.identifier_pks]
         if wanted:
-            rows = identifiers_store(identifiers=wanted)
-            self.identifier_pks.update((h, row.pk) for h, row in rows.items())
+            stored = identifiers_store(identifiers=wanted)
+            self.identifier_pks.update((h, row.pk) for h, row in stored.items())
 
-    def _pk(self, identifier: ids.ComponentIdentifier | None) -> int | None:
-        return None if identifier is None else self.identifier_pks[identifier.hash]
+    def _pks(self, hashes: list[str | None]) -> list[int | None]:
+        pks = self.identifier_pks
+        return [None if h is None else pks[h] for h in hashes]
 
-    def _write(
-        self, batch: NormalizedBatch, outcome: _Outcome, stored: dict[str, Conversation]
-    ) -> bool:
+    def _write(self, rows: DirectRows, stored: dict[str, Conversation]) -> bool:
         """Write the chunk; False (nothing written) when the service must take it."""
-        messages_stored = self._stored_messages(batch, stored)
+        messages_stored = self._stored_messages(rows, stored)
         if messages_stored is None:
             return False
-        now = _now()
-        status = outcome.status
-        self._identifiers(_batch_identifiers(batch))
+        self._identifiers(rows.identifiers)
 
-        # what the service's _collect_tags gathers per conversation
-        piece_times: dict[uuid.UUID, datetime] = {}
-        started: dict[str, datetime] = {}
-        tags: dict[str, tuple[dict[str, Any], list[str]]] = {}
-        targets: dict[str, ids.ComponentIdentifier] = {}
-        counts: Counter[str] = Counter()
-        for piece in batch.pieces:
-            spec = piece.spec
-            timestamp = piece_times[spec.id] = spec.timestamp or now
-            cid = piece.conversation_id
-            if cid not in started or timestamp < started[cid]:
-                started[cid] = timestamp
-            labels, harms = tags.setdefault(cid, ({}, []))
-            labels.update(spec.labels)
-            harms.extend(h for h in spec.targeted_harm_categories if h not in harms)
-            if spec.prompt_target_identifier is not None:
-                targets.setdefault(cid, spec.prompt_target_identifier)
-            counts[cid] += 1
-
-        conversation_ids = self._conversation_ids(batch)
-        entities = {c.conversation_id: c for c in batch.conversations}
-        meta_version = batch.meta.get("pyrit_version")
-        meta_version = meta_version if isinstance(meta_version, str) else ""
-        new = conversation_ids - set(stored)
-        rows = []
-        for cid in sorted(new):
-            entity = entities.get(cid)
-            target = entity.target_identifier if entity else None
-            labels, harms = tags.get(cid, ({}, []))
-            rows.append(
-                (
-                    cid,
-                    labels,
-                    harms,
-                    started.get(cid),
-                    self._pk(target or targets.get(cid)),
-                    entity.retries if entity else [],
-                    entity.extra if entity else {},
-                    (entity.pyrit_version if entity else "") or meta_version,
-                    counts[cid],
-                    None,
-                )
-            )
-        _CONVERSATIONS.insert(rows)
-        conversation_pks = _conversation_pks(conversation_ids)
-        outcome.implicit_conversations = len(new - set(entities))
-        for entity in batch.conversations:
-            status[batch.path_of(entity)] = CREATED
-
-        new_messages = [
-            m for m in batch.messages if (m.conversation_id, m.sequence) not in messages_stored
-        ]
-        _MESSAGES.insert(
-            [(conversation_pks[m.conversation_id], m.sequence, m.role) for m in new_messages]
+        conversations = list(rows.conversations)
+        conversations[_column(Conversation, "target_identifier_id")] = self._pks(
+            rows.conversation_targets
         )
+        if stored:
+            keep = [i for i, cid in enumerate(rows.conversation_ids) if cid not in stored]
+            conversations = [[column[i] for i in keep] for column in conversations]  # type: ignore[index]
+        insert_columns(Conversation, conversations)  # type: ignore[arg-type]
+        conversation_pks = _conversation_pks(rows.conversation_ids)
+
+        new_messages = [m for m in rows.messages if (m[0], m[1]) not in messages_stored]
+        _insert(Message, [(conversation_pks[cid], seq, role) for cid, seq, role in new_messages])
         message_pks = {key: pk for key, (pk, _) in messages_stored.items()}
         if new_messages:
             message_pks.update(
-                _message_pks(
-                    {m.conversation_id: conversation_pks[m.conversation_id] for m in new_messages}
-                )
+                _message_pks({cid: conversation_pks[cid] for cid, _, _ in new_messages})
             )
         # pieces joining a stored message continue its positions (as the service's do)
         next_position = _next_positions(
             {
-                message_pks[(m.conversation_id, m.sequence)]
-                for m in batch.messages
-                if (m.conversation_id, m.sequence) in messages_stored
+                message_pks[key]
+                for key in {(m[0], m[1]) for m in rows.messages} & set(messages_stored)
             }
         )
 
-        media = MediaIndex.for_values(
-            (value, data_type, sha)
-            for p in batch.pieces
-            for value, data_type, sha in _media_values(p.spec)
-        )
-        pieces, links = [], []
-        converted: set[tuple[int, int]] = set()
-        for message in batch.messages:
-            message_pk = message_pks[(message.conversation_id, message.sequence)]
-            conversation_pk = conversation_pks[message.conversation_id]
-            for position, piece in enumerate(message.pieces, next_position.get(message_pk, 0)):
-                spec = piece.spec
-                pieces.append(self._piece(spec, message_pk, position, piece_times[spec.id], media))
-                for i, conv in enumerate(spec.converter_identifiers):
-                    identifier_pk = self.identifier_pks[conv.hash]
-                    links.append((spec.id, i, identifier_pk))
-                    converted.add((conversation_pk, identifier_pk))
-                status[piece.path] = CREATED
-        _PIECES.insert(pieces)
-        _CONVERTERS.insert(links)
-        _CONVERTER_INDEX.insert(sorted(converted))
-        if pieces and Score.objects.filter(conversation__isnull=True).exists():
-            # scores stored before their piece (the service does the same)
-            Score.objects.adopt_homes([row[0] for row in pieces])
+        pieces = list(rows.pieces)
+        piece_message_pks = [message_pks[key] for key in rows.piece_messages]
+        pieces[_column(MessagePiece, "message_id")] = piece_message_pks
+        if next_position:
+            pieces[_column(MessagePiece, "position")] = [
+                next_position.get(pk, 0) + offset
+                for pk, offset in zip(piece_message_pks, rows.piece_offsets, strict=True)
+            ]
+        else:
+            pieces[_column(MessagePiece, "position")] = rows.piece_offsets
+        for name, hashes in zip(
+            ("prompt_target_identifier_id", "attack_identifier_id", "scorer_identifier_id"),
+            rows.piece_identifiers,
+            strict=True,
+        ):
+            pieces[_column(MessagePiece, name)] = self._pks(hashes)
+        original_media, converted_media = rows.piece_media
+        wanted = [m for m in (*original_media, *converted_media) if m is not None]
+        media = MediaIndex.for_values(wanted) if wanted else None
+        for name, values in (
+            ("original_media_id", original_media),
+            ("converted_media_id", converted_media),
+        ):
+            pieces[_column(MessagePiece, name)] = [
+                None if m is None or media is None else _blob_pk(media, m) for m in values
+            ]
+        insert_columns(MessagePiece, pieces)  # type: ignore[arg-type]
 
-        self._write_scores(batch, conversation_pks, status)
-        self._write_tags(tags, conversation_pks, stored, started, targets, counts)
+        pks = self.identifier_pks
+        _insert(PieceConverter, [(piece, i, pks[h]) for piece, i, h, _ in rows.links])
+        _insert(
+            Conversation.converter_index.through,
+            sorted({(conversation_pks[cid], pks[h]) for _, _, h, cid in rows.links}),
+        )
+        piece_ids = pieces[_column(MessagePiece, "id")] or []
+        if piece_ids and Score.objects.filter(conversation__isnull=True).exists():
+            # scores stored before their piece (the service does the same)
+            Score.objects.adopt_homes([uuid.UUID(hex=h) for h in piece_ids])
+
+        self._write_scores(rows, conversation_pks, piece_ids)
+        self._write_tags(rows, conversation_pks, stored)
         return True
 
-    def _piece(
-        self,
-        spec: Any,
-        message_pk: int,
-        position: int,
-        timestamp: datetime,
-        media: MediaIndex,
-    ) -> tuple[Any, ...]:
-        """The service's row of a new piece (``_Plan._piece``) for a piece without bytes."""
-        converted, converted_type = _converted(spec)
-        original_sha = _sha(
-            spec.original_value, spec.original_value_data_type, spec.original_value_sha256, None
-        )
-        converted_sha = _sha(converted, converted_type, spec.converted_value_sha256, None)
-        original_is_media = is_media_value(spec.original_value_data_type, spec.original_value)
-        converted_is_media = is_media_value(converted_type, converted)
-        original_blob = media.find(spec.original_value, original_sha) if original_is_media else None
-        converted_blob = media.find(converted, converted_sha) if converted_is_media else None
-        return (
-            spec.id,
-            message_pk,
-            position,
-            timestamp,
-            spec.labels,
-            spec.prompt_metadata,
-            spec.targeted_harm_categories,
-            self._pk(spec.prompt_target_identifier),
-            self._pk(spec.attack_identifier),
-            self._pk(spec.scorer_identifier),
-            spec.original_value,
-            spec.original_value_data_type,
-            original_sha,
-            original_blob.pk if original_blob else None,
-            media_key(spec.original_value) if original_is_media else "",
-            converted,
-            converted_type,
-            converted_sha,
-            converted_blob.pk if converted_blob else None,
-            media_key(converted) if converted_is_media else "",
-            spec.response_error,
-            spec.originator,
-            spec.original_prompt_id or spec.id,
-            spec.pyrit_version,
-            spec.extra,
-        )
-
     def _write_scores(
-        self, batch: NormalizedBatch, conversation_pks: dict[str, int], status: dict[str, str]
+        self, rows: DirectRows, conversation_pks: dict[str, int], piece_ids: list[str]
     ) -> None:
-        scores = batch.scores
-        if not scores:
+        if not rows.score_identifiers:
             return
-        homes = score_homes(
-            batch_homes={p.spec.id: conversation_pks[p.conversation_id] for p in batch.pieces},
-            scores=scores,
-        )
-        contents = existing_values(
-            ScorableContent, "id", {c for s in scores if (c := _content_id(s.scorable))}
-        )
-        rows = []
-        for spec in scores:
-            content_id = _content_id(spec.scorable)
-            rows.append(
-                (
-                    spec.id,
-                    spec.score_value,
-                    score_numeric_value(spec.score_type, spec.score_value),
-                    spec.score_value_description,
-                    spec.score_type,
-                    spec.score_category,
-                    spec.score_rationale,
-                    spec.score_metadata,
-                    self.identifier_pks[spec.scorer_class_identifier.hash],
-                    spec.message_piece_id,
-                    homes.get(spec.message_piece_id),
-                    spec.timestamp or _now(),
-                    spec.objective,
-                    spec.scored_expectation,
-                    spec.status,
-                    spec.scorable,
-                    content_id if content_id in contents else None,
-                    spec.pyrit_version,
-                    spec.extra,
-                )
+        scores = list(rows.scores)
+        scored = scores[_column(Score, "message_piece_id")] or []
+        # each scored piece's conversation (the score's home, ``write.score_homes``): the
+        # chunk's own pieces, one look-up for pieces stored earlier
+        homes = dict(
+            zip(
+                piece_ids,
+                [conversation_pks[cid] for cid, _ in rows.piece_messages],
+                strict=True,
             )
-            status[batch.path_of(spec)] = CREATED
-        _SCORES.insert(rows)
+        )
+        elsewhere = {h for h in scored if h is not None and h not in homes}
+        if elsewhere:
+            homes.update(
+                (piece.hex, pk)
+                for piece, pk in MessagePiece.objects.conversation_pks(
+                    [uuid.UUID(hex=h) for h in elsewhere]
+                ).items()
+            )
+        scores[_column(Score, "conversation_id")] = [homes.get(h) for h in scored]
+        scores[_column(Score, "scorer_class_identifier_id")] = self._pks(
+            rows.score_identifiers  # type: ignore[arg-type]
+        )
+        wanted = {c for c in rows.score_contents if c is not None}
+        contents = (
+            {
+                c.hex
+                for c in existing_values(ScorableContent, "id", {uuid.UUID(hex=c) for c in wanted})
+            }
+            if wanted
+            else set()
+        )
+        scores[_column(Score, "scorable_content_id")] = [
+            c if c in contents else None for c in rows.score_contents
+        ]
+        insert_columns(Score, scores)  # type: ignore[arg-type]
 
     def _write_tags(
-        self,
-        tags: dict[str, tuple[dict[str, Any], list[str]]],
-        conversation_pks: dict[str, int],
-        stored: dict[str, Conversation],
-        started: dict[str, datetime],
-        targets: dict[str, ids.ComponentIdentifier],
-        counts: Counter[str],
+        self, rows: DirectRows, conversation_pks: dict[str, int], stored: dict[str, Conversation]
     ) -> None:
         """The label and harm-category indexes of the conversations, and what the chunk's
         pieces change in the stored ones (the service's ``_write_conversations`` and
         ``_write_tags``): a missing target, the piece count, labels, harms, the start."""
         dirty: dict[str, set[str]] = {}
-        for cid, target in targets.items():
+        for cid, target in rows.targets.items():
             row = stored.get(cid)
             if row is not None and row.target_identifier_id is None:
-                row.target_identifier_id = self._pk(target)
+                row.target_identifier_id = self.identifier_pks[target]
                 dirty.setdefault(cid, set()).add("target_identifier")
-        for cid, count in counts.items():
+        for cid, count in rows.counts.items():
             if cid in stored:
                 stored[cid].piece_count += count
                 dirty.setdefault(cid, set()).add("piece_count")
         conv_labels: dict[int, dict[str, Any]] = {}
         conv_harms: dict[int, list[str]] = {}
-        for cid, (labels, harms) in tags.items():
+        for cid, (labels, harms) in rows.tags.items():
             row = stored.get(cid)
             if row is None:
                 conv_labels[conversation_pks[cid]], conv_harms[conversation_pks[cid]] = (
@@ -565,7 +639,7 @@ class DirectWriter:
                 row.labels, row.targeted_harm_categories = merged_labels, merged_harms
                 dirty.setdefault(cid, set()).update({"labels", "targeted_harm_categories"})
                 conv_labels[row.pk], conv_harms[row.pk] = labels, harms
-        for cid, timestamp in started.items():
+        for cid, timestamp in rows.started.items():
             row = stored.get(cid)
             if row is not None and (row.started_at is None or timestamp < row.started_at):
                 row.started_at = timestamp
@@ -573,24 +647,38 @@ class DirectWriter:
         if dirty:
             names = set().union(*dirty.values()) | {"updated_at"}
             update_rows(Conversation, sorted(names), [stored[cid] for cid in dirty])
-        pairs = {_pair(k, v) for labels in conv_labels.values() for k, v in labels.items()}
+        pairs = {label_pair(k, v) for labels in conv_labels.values() for k, v in labels.items()}
         names = {h for harms in conv_harms.values() for h in harms}
-        label_ids = _label_rows(pairs)
-        harm_ids = _harm_rows(names)
-        _CONVERSATION_LABELS.insert(
+        label_ids = label_rows(pairs)
+        harm_ids = harm_category_rows(names)
+        _insert(
+            Conversation.label_index.through,
             [
                 (pk, target)
                 for pk, labels in conv_labels.items()
-                for target in {label_ids[_pair(k, v)] for k, v in labels.items()}
-            ]
+                for target in {label_ids[label_pair(k, v)] for k, v in labels.items()}
+            ],
         )
-        _CONVERSATION_HARMS.insert(
+        _insert(
+            Conversation.harm_category_index.through,
             [
                 (pk, target)
                 for pk, harms in conv_harms.items()
                 for target in {harm_ids[h] for h in harms}
-            ]
+            ],
         )
+
+
+def _blob_pk(media: MediaIndex, value: tuple[str, str, str | None]) -> int | None:
+    blob = media.find(value[0], value[2])
+    return blob.pk if blob else None
+
+
+def _insert(model: Any, rows: list[tuple[Any, ...]]) -> None:
+    """Rows of integer (and, for converter links, hex UUID) columns, all of ``model``'s
+    columns in order: nothing to adapt."""
+    if rows:
+        insert_columns(model, [list(column) for column in zip(*rows, strict=True)])
 
 
 def _batch_identifiers(batch: NormalizedBatch) -> Iterable[ids.ComponentIdentifier | None]:

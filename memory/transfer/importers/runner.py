@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import multiprocessing
+import pickle
 import queue
 import signal
 import tempfile
@@ -45,7 +46,7 @@ from memory.models.media import media_key
 from memory.storage.batch import NormalizedBatch
 from memory.storage.lengths import batch_problems
 from memory.storage.write import ingest_batch
-from memory.transfer.importers.direct import DirectWriter
+from memory.transfer.importers.direct import DirectRows, DirectWriter, prepare
 from memory.transfer.importers.errors import ImportFailed
 from memory.transfer.ingest.normalize import normalize_batch
 from memory.transfer.ingest.readers import parse_identifier
@@ -101,13 +102,26 @@ class _Prepared:
     """One chunk, read and normalised, on its way from the reader to the writer."""
 
     phase: str
-    batch: NormalizedBatch
+    batch: NormalizedBatch | None
     problems: list[Problem]
     media: list[tuple[str, MediaFile]]
     #: Source rows the chunk holds: counted as done once the chunk is committed.
     rows: int = 0
-    #: Neither the normaliser nor the service's value checks found a problem (read side).
-    clean: bool = False
+    #: The chunk's columns for the direct write path (``direct.prepare``), when it is clean
+    #: (neither the normaliser nor the service's value checks found a problem) and of the
+    #: kinds that path writes.
+    direct: DirectRows | None = None
+    #: From the reader process: the chunk as read, pickled, in place of ``batch`` (None) when
+    #: ``direct`` is given; normalised again only if the service must take the chunk after all.
+    payload: bytes | None = None
+
+    def normalised(self) -> tuple[NormalizedBatch, list[Problem]]:
+        """The chunk's batch and problems (normalising the payload when it came without)."""
+        if self.batch is None:
+            assert self.payload is not None
+            self.batch, self.problems = normalize_batch(pickle.loads(self.payload))
+            self.payload = None
+        return self.batch, self.problems
 
 
 class _Stopped(Exception):
@@ -315,10 +329,16 @@ class Importer:
                 self._count_read(rows)
                 if chunk is None:
                     continue
-                phase, batch, problems, clean = _unpack(chunk)
+                phase, media, direct, body = chunk
                 self.phase = phase
                 done, self._unqueued = self._unqueued, 0
-                item = _Prepared(phase, batch, problems, self._match_media(batch), done, clean)
+                if direct is None:
+                    batch, problems = _unpack(body)
+                    item = _Prepared(phase, batch, problems, self._match_media(media), done)
+                else:
+                    item = _Prepared(
+                        phase, None, [], self._match_media(media), done, direct, payload=body
+                    )
                 self._write(item)
         finally:
             if child.is_alive():
@@ -365,8 +385,9 @@ class Importer:
         """Reader side: normalise a chunk and find its media files, then queue it."""
         batch, problems = normalize_batch(payload)
         rows, self._unqueued = self._unqueued, 0
-        clean = self.direct is not None and _clean(batch, problems)
-        self._put(_Prepared(self.phase, batch, problems, self._match_media(batch), rows, clean))
+        direct = _direct_rows(self, batch, problems)
+        media = self._match_media(media_values(batch))
+        self._put(_Prepared(self.phase, batch, problems, media, rows, direct))
 
     def _count_read(self, rows: int) -> None:
         """Reader side: ``rows`` more source rows read, not yet handed to the writer."""
@@ -377,15 +398,17 @@ class Importer:
         """Writer side: store the chunk's media, then the chunk, in its own transaction."""
         self._store_media(item.media)
         if self.dry_run:
-            self._dry_count(item.batch, item.problems)
+            self._dry_count(*item.normalised())
         else:
-            self._drop_unstored_references(item.batch)
             report = None
-            if self.direct is not None and item.clean:
-                report = self.direct.write(item.batch)
+            if self.direct is not None and item.direct is not None:
+                # nothing of such a chunk is an attack result: no references to drop
+                report = self.direct.write(item.direct)
             if report is None:
+                batch, problems = item.normalised()
+                self._drop_unstored_references(batch)
                 report = ingest_batch(
-                    batch=item.batch, problems=item.problems, partial=True, actor=self.actor
+                    batch=batch, problems=problems, partial=True, actor=self.actor
                 )
             for kind, counts in report.counts.items():
                 self.tally.created[kind] += counts["created"]
@@ -513,25 +536,11 @@ class Importer:
 
     # --- media ------------------------------------------------------------------------------
 
-    def _match_media(self, batch: NormalizedBatch) -> list[tuple[str, MediaFile]]:
-        """Reader side: the listed file of each media value of the batch (contract §13), counting
-        matched and missing values; returns the distinct (value, file) pairs found."""
-        values: list[tuple[str, str | None]] = []
-        for piece in batch.pieces:
-            spec = piece.spec
-            converted = (
-                spec.original_value if spec.converted_value is None else spec.converted_value
-            )
-            converted_type = spec.converted_value_data_type or spec.original_value_data_type
-            for value, data_type, sha in (
-                (spec.original_value, spec.original_value_data_type, spec.original_value_sha256),
-                (converted, converted_type, spec.converted_value_sha256),
-            ):
-                if is_media_value(data_type, value):
-                    values.append((value, sha))
-        for seed in batch.seeds:
-            if is_media_value(seed.data_type, seed.value):
-                values.append((seed.value, seed.value_sha256))
+    def _match_media(self, values: list[tuple[str, str | None]]) -> list[tuple[str, MediaFile]]:
+        """The listed file of each media value of a batch (``media_values``; contract §13),
+        counting matched and missing values; returns the distinct (value, file) pairs found.
+        With the reader in a process of its own this runs in the writing one, which holds the
+        media listing."""
         found: dict[tuple[str, str | None], MediaFile | None] = {}
         for value, sha in values:
             if (value, sha) not in found:
@@ -627,6 +636,35 @@ class Importer:
         )
 
 
+def media_values(batch: NormalizedBatch) -> list[tuple[str, str | None]]:
+    """(value, given SHA-256) of each media value of the batch's pieces and seeds."""
+    values: list[tuple[str, str | None]] = []
+    for piece in batch.pieces:
+        spec = piece.spec
+        converted = spec.original_value if spec.converted_value is None else spec.converted_value
+        converted_type = spec.converted_value_data_type or spec.original_value_data_type
+        for value, data_type, sha in (
+            (spec.original_value, spec.original_value_data_type, spec.original_value_sha256),
+            (converted, converted_type, spec.converted_value_sha256),
+        ):
+            if is_media_value(data_type, value):
+                values.append((value, sha))
+    for seed in batch.seeds:
+        if is_media_value(seed.data_type, seed.value):
+            values.append((seed.value, seed.value_sha256))
+    return values
+
+
+def _direct_rows(
+    importer: Importer, batch: NormalizedBatch, problems: list[Problem]
+) -> DirectRows | None:
+    """Reader side: the chunk's columns for the direct write path, when it takes that path
+    (a real import on it, the chunk clean and of its kinds)."""
+    if importer.direct is None or importer.dry_run or not _clean(batch, problems):
+        return None
+    return prepare(batch)
+
+
 class _Forward:
     """The child's warnings, sent to the parent with the next message."""
 
@@ -660,10 +698,18 @@ def _read_in_child(importer: Importer, scratch: Path, channel: Any) -> None:
             db, schema, importer.ids, chunk_rows=importer.chunk_rows, warn=forward.add
         )
         for chunk in reader.chunks():
-            packed = None
+            packed: tuple | None = None
             if chunk.payload is not None:
+                # the chunk as read, kept in case the service must take it after all (a
+                # re-import): pickled once here, unpickled only then
+                payload = pickle.dumps(chunk.payload, protocol=pickle.HIGHEST_PROTOCOL)
                 batch, problems = normalize_batch(chunk.payload)
-                packed = _pack(chunk.phase, batch, problems, _clean(batch, problems))
+                media = media_values(batch)
+                direct = _direct_rows(importer, batch, problems)
+                if direct is None:
+                    packed = (chunk.phase, media, None, _pack(batch, problems))
+                else:
+                    packed = (chunk.phase, media, direct, payload)
             channel.put(("rows", forward.take(), (chunk.table, chunk.rows, packed)))
         db.close()
     except BaseException as exc:
@@ -698,7 +744,7 @@ def _registered(batch: NormalizedBatch) -> Iterator[object]:
         yield from getattr(batch, name)
 
 
-def _pack(phase: str, batch: NormalizedBatch, problems: list[Problem], clean: bool) -> tuple:
+def _pack(batch: NormalizedBatch, problems: list[Problem]) -> tuple:
     """A batch for the pipe: its paths are keyed by object id, so they travel as (object,
     path) pairs, which pickle keeps pointing at the same objects."""
     paths = batch._paths
@@ -706,13 +752,13 @@ def _pack(phase: str, batch: NormalizedBatch, problems: list[Problem], clean: bo
     if len(pairs) != len(paths):
         raise RuntimeError("a batch item without a known place; cannot send it")
     batch._paths = {}
-    return (phase, batch, pairs, problems, clean)
+    return (batch, pairs, problems)
 
 
-def _unpack(packed: tuple) -> tuple[str, NormalizedBatch, list[Problem], bool]:
-    phase, batch, pairs, problems, clean = packed
+def _unpack(packed: tuple) -> tuple[NormalizedBatch, list[Problem]]:
+    batch, pairs, problems = packed
     batch._paths = {id(obj): path for obj, path in pairs}
-    return phase, batch, problems, clean
+    return batch, problems
 
 
 __all__ = ["DEFAULT_CHUNK_ROWS", "WRITE_PATHS", "Importer", "Tally", "WarningLog"]
