@@ -53,7 +53,7 @@ class Migration(migrations.Migration):
         migrations.AddIndex(
             model_name="attackresult",
             index=models.Index(
-                fields=["last_scorer", "-timestamp"], name="memory_attack_scorer_idx"
+                fields=["last_scorer", "-timestamp", "-id"], name="memory_attack_scorer_idx"
             ),
         ),
     ]
