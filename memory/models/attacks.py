@@ -91,7 +91,7 @@ class AttackResult(models.Model):
         blank=True,
         related_name="+",
         editable=False,
-        db_index=False,  # (last_scorer, -timestamp) in Meta
+        db_index=False,  # (last_scorer, -timestamp, -id) in Meta
     )
     # PyRIT 1.2's human score of the result (``human_score_id``), kept apart from the automated
     # one. Not Redline's own verdicts (``HumanVerdict``), which ingestion never writes.
