@@ -272,6 +272,7 @@ def build(n_attacks: int) -> None:
                     attack_identifier=attack_id,
                     last_response=last_piece,
                     last_score=score,
+                    last_scorer=score.scorer_class_identifier if score else None,
                     executed_turns=turns,
                     execution_time_ms=rng.randrange(800, 240_000),
                     outcome=outcome,

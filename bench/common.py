@@ -18,6 +18,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 #: The server the benchmarks create their scratch databases on (``BENCH_PG_URL`` overrides).
 PG_URL = os.environ.get("BENCH_PG_URL", "postgres://postgres@127.0.0.1:5432/postgres")
+#: How the kept PostgreSQL databases' names start (``BENCH_PG_PREFIX`` overrides).
+PG_PREFIX = os.environ.get("BENCH_PG_PREFIX", "redline_bench_")
 
 
 def calibration_ms() -> float:
@@ -212,7 +214,8 @@ def calibrate() -> str:
 
 def kept_database_url(database: str, *, name: str, rebuild: bool = False) -> str | None:
     """The URL of benchmark data kept between runs: ``var/bench-<name>.sqlite3``, or the
-    PostgreSQL database ``redline_bench_<name>`` (``-`` as ``_``); ``rebuild`` drops it
+    PostgreSQL database ``redline_bench_<name>`` (``-`` as ``_``; ``BENCH_PG_PREFIX`` replaces
+    ``redline_bench_``); ``rebuild`` drops it
     first. None when PostgreSQL is unreachable."""
     if database == "sqlite":
         path = ROOT / "var" / f"bench-{name}.sqlite3"
@@ -221,5 +224,5 @@ def kept_database_url(database: str, *, name: str, rebuild: bool = False) -> str
                 Path(f"{path}{suffix}").unlink(missing_ok=True)
         return f"sqlite:///{path}"
     if database in ("postgresql", "postgres"):
-        return pg_database(f"redline_bench_{name.replace('-', '_')}", fresh=rebuild)
+        return pg_database(f"{PG_PREFIX}{name.replace('-', '_')}", fresh=rebuild)
     raise SystemExit(f"unknown database {database!r}: sqlite or postgresql")

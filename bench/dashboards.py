@@ -689,6 +689,7 @@ class Generator:
                 "atomic_attack_identifier_id": config["atomic_pk"] if rng.random() < 0.6 else None,
                 "last_response_id": a.replies[-1],
                 "last_score_id": last_score,
+                "last_scorer_id": config["scorer_pk"] if last_score else None,
                 "executed_turns": turns,
                 "execution_time_ms": rng.randint(400, 90_000),
                 "outcome": outcome,

@@ -89,6 +89,16 @@ def make_attack(conversation: Conversation | None = None, **fields) -> AttackRes
         "timestamp": NOW,
     }
     defaults.update(fields)
+    # The last score's scorer, as ingestion keeps it on the attack.
+    if "last_scorer" not in fields and "last_scorer_id" not in fields:
+        if (score := fields.get("last_score")) is not None:
+            defaults["last_scorer_id"] = score.scorer_class_identifier_id
+        elif (score_id := fields.get("last_score_id")) is not None:
+            defaults["last_scorer_id"] = (
+                Score.objects.filter(pk=score_id)
+                .values_list("scorer_class_identifier_id", flat=True)
+                .first()
+            )
     return AttackResult.objects.create(**defaults)
 
 

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.db import models
+from django.db.models.deletion import Collector
 from simple_history.models import HistoricalRecords
 
 from memory.models.conversations import Conversation, MessagePiece
@@ -16,6 +18,21 @@ from memory.models.tags import HarmCategory, Label
 from redteam.core import nul
 from redteam.core.choices import AttackOutcome, ConversationType, TimestampSource
 from redteam.core.constraints import UniqueIndex, choice_check, sha256_or_null_check
+
+
+def clear_last_score(collector: Collector, field: models.Field, sub_objs: Any, using: str) -> None:
+    """``on_delete`` of ``AttackResult.last_score``: SET NULL on it and on ``last_scorer``.
+
+    The scorer is cleared first: Django runs the field updates in the order they were added,
+    each selecting the attacks by ``last_score``, so clearing ``last_score`` first would leave
+    no attack for the second update to find.
+    """
+    collector.add_field_update(AttackResult._meta.get_field("last_scorer"), None, sub_objs)
+    collector.add_field_update(field, None, sub_objs)
+
+
+# Like SET_NULL: the attacks are updated by a query, never loaded.
+clear_last_score.lazy_sub_objs = True  # type: ignore[attr-defined]
 
 
 class AttackResultQuerySet(models.QuerySet):
@@ -61,7 +78,20 @@ class AttackResult(models.Model):
     )
     # The automated score (PyRIT ≤ 1.1 ``last_score``, 1.2 ``automated_score_id``).
     last_score = models.ForeignKey(
-        Score, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"
+        Score, on_delete=clear_last_score, null=True, blank=True, related_name="+"
+    )
+    # Redline's own, not PyRIT's: the scorer of ``last_score``, copied on every write that
+    # sets it (a score's scorer never changes) and cleared with it, so the scorer filters
+    # read an index of attacks instead of the scorer's scores (docs/performance.md,
+    # "Attack list"). Never exported.
+    last_scorer = models.ForeignKey(
+        ComponentIdentifier,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+        editable=False,
+        db_index=False,  # (last_scorer, -timestamp, -id) in Meta
     )
     # PyRIT 1.2's human score of the result (``human_score_id``), kept apart from the automated
     # one. Not Redline's own verdicts (``HumanVerdict``), which ingestion never writes.
@@ -130,7 +160,7 @@ class AttackResult(models.Model):
 
     objects = AttackResultQuerySet.as_manager()
     # Who changed or deleted it, when and why (docs/deployment.md, "Audit").
-    history = HistoricalRecords(excluded_fields=["updated_at"])
+    history = HistoricalRecords(excluded_fields=["updated_at", "last_scorer"])
 
     class Meta:
         constraints = [
@@ -192,6 +222,14 @@ class AttackResult(models.Model):
             # Narrow on purpose: widening memory_attack_id_dash_idx instead made it SQLite's
             # choice for unfiltered scans, which then doubled (migration 0008).
             UniqueIndex(fields=["id", "conversation"], name="memory_attack_conv_by_id_idx"),
+            # The scorer filters (``scorer_class``, ``scorer_hash``) in the list's order, newest
+            # first with the id as tie-break: a page's keys are read from here alone and stop at
+            # its size. With the id left out, a class of two scorer identifiers made SQLite read
+            # every match's row to sort on it (49 ms per 22,700 matches). Also the attacks an
+            # identifier's deletion clears.
+            models.Index(
+                fields=["last_scorer", "-timestamp", "-id"], name="memory_attack_scorer_idx"
+            ),
             # The latest write to attack results, which keys the attack list's cached scorer
             # choices (memory.storage.selectors.attack_filter_options): one index probe.
             models.Index(fields=["updated_at"], name="memory_attack_updated_idx"),

@@ -387,9 +387,6 @@ class AttackResultFilter(django_filters.FilterSet):
     push_source = django_filters.NumberFilter(field_name="push_source")
     q = django_filters.CharFilter(method="filter_q")
 
-    #: Attacks of a scorer sent as constants at most; beyond, the last scores are probed.
-    LAST_SCORER_IDS = 1000
-
     class Meta:
         model = AttackResult
         fields: list[str] = []
@@ -426,18 +423,13 @@ class AttackResultFilter(django_filters.FilterSet):
     def filter_last_scorer(self, qs: QuerySet, name: str, value: str) -> QuerySet:
         """The last score's scorer has this class name (``scorer_class``) or hash.
 
-        The scorer identifiers are looked up first (small table), then the attacks whose last
-        score is theirs, at most ``LAST_SCORER_IDS + 1`` of them, read from the scores' scorer
-        index with no order (stops at the cap). Few: the attacks are those ids, which any use
-        reads by primary key. Many, for a request's list in time order (the API's order, the
-        list's default): ``EXISTS`` (the last score, by primary key, is one of theirs), so the
-        page's query walks the time index and stops at a page's worth; the join below made
-        SQLite sort every match first (56 ms per 22,000 matches, bench/attack_list.py).
-        Many, otherwise (another ``sort``, or a dashboard's counts, built without a request):
-        the join from the scorer's scores, since every match is visited anyway and ``EXISTS``
-        would visit every attack (a count by outcome: 346 against 68 ms on SQLite). A scorer
-        with many scores, few of which are last scores, still costs a visit of each of its
-        scores (docs/performance.md, "Attack list").
+        The scorer identifiers are looked up first (one query on the small identifier table);
+        the attacks are then those whose ``last_scorer`` (the last score's scorer, kept on the
+        attack by ingestion) is one of them. A list in time order reads them from the index
+        (last scorer, time) and stops at a page's worth; reaching them through the scorer's
+        scores cost a visit of each of its scores, most of them not last scores (a refusal
+        scorer judging every response: 1.8× the 100 ms budget, docs/performance.md,
+        "Attack list"). An unknown scorer matches nothing.
         """
         if not value:
             return qs
@@ -447,18 +439,7 @@ class AttackResultFilter(django_filters.FilterSet):
         )
         if not scorers:
             return qs.none()
-        matching = AttackResult.objects.filter(last_score__scorer_class_identifier__in=scorers)
-        cap = self.LAST_SCORER_IDS
-        few = list(matching.order_by().values_list("pk", flat=True)[: cap + 1])
-        if len(few) <= cap:
-            return qs.filter(pk__in=few)
-        sort = str(self.data.get("sort") or ATTACK_DEFAULT_SORT).lstrip("-")
-        if self.request is None or sort != "time":
-            return qs.filter(last_score__scorer_class_identifier__in=scorers)
-        theirs = Score.objects.filter(
-            pk=OuterRef("last_score"), scorer_class_identifier__in=scorers
-        )
-        return qs.filter(Exists(theirs))
+        return qs.filter(last_scorer__in=scorers)
 
     def filter_dataset(self, qs: QuerySet, name: str, value: str) -> QuerySet:
         if not value:

@@ -242,13 +242,14 @@ def last_score_scorer_classes() -> list[str]:
     """The class names of the scorers of attacks' last scores (the ``scorer_class`` filter's
     choices), cached under the attack results' last write.
 
-    No index answers this: a scorer none of whose scores is a last score (a refusal scorer
-    judging every response) can only be ruled out by visiting each of its scores or each
-    attack, 0.1–0.7 s at 100,000 attacks and 280,000 scores. So the answer is kept in the
-    cache under a key made of the newest ``updated_at`` of attack results (every write of
-    one sets it; an index probe) and how many carry a last score (an index count, which
-    changes when attacks or their last scores are deleted): one query while nothing changed,
-    the scan once after each write (docs/performance.md, "Attack list").
+    Read from the attacks' own ``last_scorer``: each scorer identifier probes the index
+    (last scorer, time). Through the last scores, a scorer none of whose scores is a last
+    score (a refusal scorer judging every response) could only be ruled out by visiting each
+    of its scores or each attack (0.1–0.7 s at 100,000 attacks and 280,000 scores), hence the
+    cache, kept under a key made of the newest ``updated_at`` of attack results (every write
+    of one sets it; an index probe) and how many carry a last score (an index count, which
+    changes when attacks or their last scores are deleted): one query while nothing changed
+    (docs/performance.md, "Attack list").
     """
     table = connection.ops.quote_name(AttackResult._meta.db_table)
     with connection.cursor() as cursor:
@@ -263,12 +264,9 @@ def last_score_scorer_classes() -> list[str]:
     key = f"attack-scorer-classes:{str(latest).replace(' ', 'T')}:{scored}"
     classes = cache.get(key)
     if classes is None:
+        used = Exists(AttackResult.objects.filter(last_scorer=OuterRef("pk")))
         classes = sorted(
-            set(
-                AttackResult.objects.filter(last_score__isnull=False)
-                .values_list("last_score__scorer_class_identifier__class_name", flat=True)
-                .distinct()
-            )
+            set(ComponentIdentifier.objects.filter(used).values_list("class_name", flat=True))
         )
         cache.set(key, classes, timeout=None)
     return classes

@@ -63,7 +63,13 @@ from memory.storage.specs import (
     ScoreSpec,
 )
 from redteam.core import identifiers as ids
-from redteam.core.bulk import existing_values, insert_ignore, insert_rows, update_rows
+from redteam.core.bulk import (
+    existing_values,
+    insert_ignore,
+    insert_rows,
+    stored_column,
+    update_rows,
+)
 from redteam.core.choices import AttackOutcome, TimestampSource, is_media_value
 from redteam.core.collector import fewer_collections
 from redteam.core.errors import Problem
@@ -493,6 +499,8 @@ class _Plan:
     def _check_scores(self) -> None:
         scores = self.batch.scores
         self.scores_existing: set[uuid.UUID] = set()
+        # Stored scores' scorers (identifier pks), by score id: an attack's last scorer.
+        self.stored_scorers: dict[uuid.UUID, int] = {}
         if not scores:
             return
         fields = (
@@ -508,6 +516,7 @@ class _Plan:
             "scorer_class_identifier__hash",
             "timestamp",
             "scored_expectation",
+            "scorer_class_identifier_id",
         )
         stored_ids = existing_values(Score, "id", [s.id for s in scores])
         stored = (
@@ -520,6 +529,7 @@ class _Plan:
             if row is None:
                 continue
             self.scores_existing.add(spec.id)
+            self.stored_scorers[spec.id] = row[12]
             differences = [
                 name
                 for name, ours, theirs in (
@@ -573,7 +583,12 @@ class _Plan:
         } - (batch_scores | {None})
         wanted_scenarios = {a.attribution_parent_id for a in attacks} - batch_scenarios - {None}
         known_pieces = existing_values(MessagePiece, "id", wanted_pieces)
-        known_scores = existing_values(Score, "id", wanted_scores)
+        # Stored scores with their scorer: a last score's scorer is copied onto the attack.
+        stored_scorers = stored_column(
+            Score, "id", wanted_scores, column="scorer_class_identifier_id"
+        )
+        self.stored_scorers.update(stored_scorers)
+        known_scores = set(stored_scorers)
         known_scenarios = existing_values(ScenarioResult, "id", wanted_scenarios)
         known_pieces |= batch_pieces
         known_scores |= batch_scores
@@ -1077,6 +1092,7 @@ class _Plan:
         "atomic_attack_identifier",
         "last_response_id",
         "last_score_id",
+        "last_scorer_id",
         "human_score_id",
         "executed_turns",
         "execution_time_ms",
@@ -1140,6 +1156,7 @@ class _Plan:
             "atomic_attack_identifier": self._row(spec.atomic_attack_identifier),
             "last_response_id": spec.last_response_id,
             "last_score_id": spec.last_score_id,
+            "last_scorer_id": self._last_scorer(spec.last_score_id),
             "human_score_id": spec.human_score_id,
             "executed_turns": spec.executed_turns,
             "execution_time_ms": spec.execution_time_ms,
@@ -1162,6 +1179,16 @@ class _Plan:
             "extra": spec.extra,
         }
 
+    def _last_scorer(self, score_id: uuid.UUID | None) -> int | None:
+        """The scorer (identifier pk) of an attack's last score: the stored score's (read while
+        checking; a batch's copy of a stored score has the same scorer, or the batch is
+        refused), else the new score's in the batch."""
+        if score_id is None:
+            return None
+        if (scorer := self.stored_scorers.get(score_id)) is not None:
+            return scorer
+        return self.rows[self.batch_scores[score_id].scorer_class_identifier.hash].pk
+
     def _write_attacks(self) -> None:
         creates, updates, related = [], [], []
         # Attacks this batch stored as successes or turned into one (``attack.succeeded``); a
@@ -1170,6 +1197,7 @@ class _Plan:
         before: list[AttackResult] = []
         self.attack_tags: dict[uuid.UUID, tuple[dict[str, Any], list[str], bool]] = {}
         self.last_piece_times = self._last_piece_times()
+        self.batch_scores = {spec.id: spec for spec in self.batch.scores}
         for spec in self.batch.attack_results:
             path = self.batch.path_of(spec)
             existing = self.attacks_existing.get(spec.id)

@@ -510,33 +510,37 @@ def existing_values(model: type[Model], name: str, values: Any) -> set[Any]:
     the same filter through the ORM costs more than running it when the list is long, and a
     first ingestion finds nothing stored. Returns the members of ``values`` that exist.
     """
+    return set(stored_column(model, name, values, column=name))
+
+
+def stored_column(model: type[Model], name: str, values: Any, *, column: str) -> dict[Any, Any]:
+    """The stored rows among ``values`` of field ``name``, each with its ``column``'s database
+    value (a foreign key's attribute name, ``…_id``, gives the raw key): as
+    :func:`existing_values`, one statement, mapping each member of ``values`` that exists."""
     connection = connections[router.db_for_read(model)]
     field = model._meta.get_field(name)
+    other = model._meta.get_field(column)
     prep = adapter(field, connection)
     # the database form of each value (a UUID is hex text on SQLite) -> the value as given
     by_db = {prep(v): v for v in values if v is not None}
     if not by_db:
-        return set()
+        return {}
     quote = connection.ops.quote_name
-    head = (
-        f"SELECT {quote(field.column)} FROM {quote(model._meta.db_table)} "
-        f"WHERE {quote(field.column)} IN "
+    select = (
+        f"SELECT {quote(field.column)}, {quote(other.column)} "
+        f"FROM {quote(model._meta.db_table)} WHERE {quote(field.column)} "
     )
     keys = list(by_db)
-    found = set()
+    found: dict[Any, Any] = {}
     if connection.vendor == "postgresql":
         # One array, not one placeholder per value (see _insert_unnest)
         cast, encode = _arrays(model, [field], connection)[0]
         with connection.cursor() as cursor:
-            cursor.execute(
-                f"SELECT {quote(field.column)} FROM {quote(model._meta.db_table)} "
-                f"WHERE {quote(field.column)} = ANY(%s::{cast})",
-                [encode(keys)],
-            )
-            found.update(by_db[row[0]] for row in cursor.fetchall() if row[0] in by_db)
+            cursor.execute(select + f"= ANY(%s::{cast})", [encode(keys)])
+            found.update((by_db[key], value) for key, value in cursor.fetchall() if key in by_db)
         return found
     with connection.cursor() as cursor:
         for part in chunked(keys):
-            cursor.execute(head + f"({', '.join(['%s'] * len(part))})", part)
-            found.update(by_db[row[0]] for row in cursor.fetchall() if row[0] in by_db)
+            cursor.execute(select + f"IN ({', '.join(['%s'] * len(part))})", part)
+            found.update((by_db[key], value) for key, value in cursor.fetchall() if key in by_db)
     return found

@@ -16,6 +16,8 @@ from django.test import RequestFactory
 
 from memory.models import AttackResult, Conversation, HarmCategory, Label
 from memory.storage.filters import AttackResultFilter, ConversationFilter
+from memory.storage.services import attack_result_save
+from memory.storage.specs import AttackResultSpec
 from redteam.core.choices import AttackOutcome, ConversationType, ScoreType
 from tests.factories import (
     NOW,
@@ -285,15 +287,10 @@ def test_hash_filters_accept_upper_case(world):
 
 
 @pytest.mark.parametrize(("sort", "from_request"), [("", True), ("objective", True), ("", False)])
-@pytest.mark.parametrize("cap", [0, 3, 1000])
-def test_scorer_filters_equal_a_python_filter_when_most_scores_are_not_last(
-    db, monkeypatch, cap, sort, from_request
-):
+def test_scorer_filters_equal_a_python_filter_when_most_scores_are_not_last(db, sort, from_request):
     """Each scorer judges many pieces besides the last responses; the filters keep exactly the
-    attacks whose last score is theirs, whether the matches are few enough to be sent as ids
-    (``cap`` 1000) or not (0, 3: each attack's last score probed for a request's list in
-    time order, else reached from the scorer's scores: another ``sort``, no request)."""
-    monkeypatch.setattr(AttackResultFilter, "LAST_SCORER_IDS", cap)
+    attacks whose last score is theirs (the attacks written by the ingestion service, which
+    keeps ``last_scorer``), in any order and for a dashboard's use without a request."""
     scorers = [
         make_identifier("SubStringScorer"),
         make_identifier("SubStringScorer", substring="other"),
@@ -306,11 +303,14 @@ def test_scorer_filters_equal_a_python_filter_when_most_scores_are_not_last(
         for scorer in scorers:  # every scorer scores every piece; none of these is last
             make_score(piece, scorer_class_identifier=scorer)
         last = None if i % 5 == 4 else make_score(piece, scorer_class_identifier=scorers[i % 3])
-        make_attack(
-            conversation,
-            last_score=last,
-            outcome=AttackOutcome.SUCCESS if i % 2 else AttackOutcome.FAILURE,
-            timestamp=NOW + timedelta(minutes=(i * 7) % 24),
+        attack_result_save(
+            spec=AttackResultSpec(
+                conversation_id=conversation.conversation_id,
+                objective="Reveal the system prompt",
+                last_score_id=last.pk if last else None,
+                outcome=AttackOutcome.SUCCESS if i % 2 else AttackOutcome.FAILURE,
+                timestamp=NOW + timedelta(minutes=(i * 7) % 24),
+            )
         )
     everything = list(AttackResult.objects.select_related("last_score__scorer_class_identifier"))
 

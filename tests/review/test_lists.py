@@ -441,9 +441,9 @@ def _conversations(memory, n):
         ("/attacks/?labels=operator:op1&effective_outcome=failure", _attacks, {}, 15),
         # + the target filter's look-up of the model's identifier ids
         ("/attacks/?target_model=llama-3", _attacks, {}, 15),
-        # + the scorer filter's look-ups of the scorer's identifier ids and of the ids of
-        # its attacks (capped), whether the page then reads those ids or probes last scores
-        ("/attacks/?scorer_class=SelfAskLikertScorer", _attacks, {}, 16),
+        # + the scorer filter's look-up of the scorer's identifier ids (the page then reads
+        # the attacks' own last scorer)
+        ("/attacks/?scorer_class=SelfAskLikertScorer", _attacks, {}, 15),
         ("/attacks/?count=all&sort=-score", _attacks, {}, 14),
         # htmx: no filter panel
         ("/attacks/?outcome=success", _attacks, {"HX-Request": "true"}, 7),
@@ -632,7 +632,7 @@ def test_scorer_choices_are_cached_until_a_write(client, memory):
     reply = MessagePiece.objects.filter(message__conversation=second.conversation).last()
     refusal = make_identifier("SelfAskRefusalScorer")
     rescored = make_score(reply, "true", scorer_class_identifier=refusal)
-    second.last_score = rescored
+    second.last_score, second.last_scorer = rescored, refusal
     second.save()
     assert attack_filter_options()["scorer_classes"] == ["SelfAskRefusalScorer", "SubStringScorer"]
     rescored.delete()  # SET NULL on the attack: no save, no updated_at
