@@ -21,7 +21,7 @@ WHERE last_score_id IS NOT NULL
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0021_read_indexes"),
+        ("memory", "0022_dashboard_rollups"),
     ]
 
     operations = [
