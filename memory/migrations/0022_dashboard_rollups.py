@@ -5,22 +5,6 @@ from django.db import migrations, models
 from memory.models import rollup_sql
 
 
-def create_triggers(apps, schema_editor):
-    """The rollups' triggers, then the rollups counted from what is already stored."""
-    connection = schema_editor.connection
-    with connection.cursor() as cursor:
-        for statement in rollup_sql.create_sql(connection.vendor):
-            cursor.execute(statement)
-    rollup_sql.rebuild(connection)
-
-
-def drop_triggers(apps, schema_editor):
-    connection = schema_editor.connection
-    with connection.cursor() as cursor:
-        for statement in rollup_sql.drop_sql(connection.vendor):
-            cursor.execute(statement)
-
-
 class Migration(migrations.Migration):
 
     dependencies = [
@@ -134,5 +118,5 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('scorer', 'kind', 'valued', 'bucket', 'human'), name='memory_rollup_score_key')],
             },
         ),
-        migrations.RunPython(create_triggers, drop_triggers, elidable=False),
+        migrations.RunPython(rollup_sql.triggers_create_and_recount, rollup_sql.triggers_drop, elidable=False),
     ]

@@ -2,12 +2,16 @@
 the scorer filters read in the attack list's default order (docs/performance.md, "Attack
 list"). The filters found the attacks through the scorer's scores, so a scorer with many scores
 that are rarely last ones cost a visit of each; ingestion keeps the column from here on.
+
+Going back, SQLite rebuilds the attack table to drop the column, which the rollups' triggers
+forbid: the operations run without them (recounted after, both ways).
 """
 
 import django.db.models.deletion
 from django.db import migrations, models
 
 import memory.models.attacks
+from memory.models import rollup_sql
 
 # One pass over the attacks, each probing the scores' primary key (seconds at 100,000).
 BACKFILL_LAST_SCORER = """
@@ -24,7 +28,7 @@ class Migration(migrations.Migration):
         ("memory", "0022_dashboard_rollups"),
     ]
 
-    operations = [
+    operations = rollup_sql.without_triggers(
         migrations.AddField(
             model_name="attackresult",
             name="last_scorer",
@@ -56,4 +60,4 @@ class Migration(migrations.Migration):
                 fields=["last_scorer", "-timestamp", "-id"], name="memory_attack_scorer_idx"
             ),
         ),
-    ]
+    )

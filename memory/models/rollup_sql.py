@@ -718,3 +718,38 @@ def check(connection: Any) -> list[str]:
                         f"{rollup.table} {key}: {kept.get(key, 0)} kept, {raw.get(key, 0)} counted"
                     )
     return problems
+
+
+def triggers_create_and_recount(apps: Any, schema_editor: Any) -> None:
+    """Migration step: create the rollup triggers, then recount every rollup."""
+    connection = schema_editor.connection
+    with connection.cursor() as cursor:
+        for statement in create_sql(connection.vendor):
+            cursor.execute(statement)
+    rebuild(connection)
+
+
+def triggers_drop(apps: Any, schema_editor: Any) -> None:
+    """Migration step: remove the rollup triggers (the rollups then go stale until recounted)."""
+    connection = schema_editor.connection
+    with connection.cursor() as cursor:
+        for statement in drop_sql(connection.vendor):
+            cursor.execute(statement)
+
+
+def without_triggers(*operations: Any) -> list[Any]:
+    """``operations`` with the rollup triggers removed around them, in both directions.
+
+    A migration that rebuilds one of the counted tables on SQLite (Django copies it into a new
+    table, drops the old one and renames the copy) must use it: SQLite refuses the rename while
+    a trigger on another table names the dropped one ("error in trigger …: no such table"),
+    and a rebuilt table loses its own triggers. The rollups are recounted afterwards, so data
+    the operations change is counted too.
+    """
+    from django.db import migrations
+
+    return [
+        migrations.RunPython(triggers_drop, triggers_create_and_recount),
+        *operations,
+        migrations.RunPython(triggers_create_and_recount, triggers_drop),
+    ]
