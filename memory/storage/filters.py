@@ -25,6 +25,7 @@ from memory.models import (
     Conversation,
     HarmCategory,
     Label,
+    Message,
     MessagePiece,
     PieceConverter,
     RelatedConversation,
@@ -238,7 +239,7 @@ class MessagePieceFilter(django_filters.FilterSet):
     # message, so no row can repeat, and SELECT DISTINCT made the database sort every match
     # before cutting the page (18 s for role=user at 1,000,000 pieces on SQLite).
     role = django_filters.MultipleChoiceFilter(
-        field_name="message__role", choices=ChatMessageRole.choices, distinct=False
+        choices=ChatMessageRole.choices, method="filter_role", distinct=False
     )
     data_type = django_filters.MultipleChoiceFilter(
         choices=PromptDataType.choices, method="filter_data_type"
@@ -250,7 +251,7 @@ class MessagePieceFilter(django_filters.FilterSet):
         choices=PromptDataType.choices, distinct=False
     )
     response_error = django_filters.MultipleChoiceFilter(
-        choices=PromptResponseError.choices, distinct=False
+        choices=PromptResponseError.choices, method="filter_response_error", distinct=False
     )
     labels = LabelsFilter(field_name="message__conversation__label_index")
     harm_category = HarmCategoryFilter(field_name="message__conversation__harm_category_index")
@@ -276,6 +277,25 @@ class MessagePieceFilter(django_filters.FilterSet):
         return qs.filter(
             Q(original_value_data_type__in=value) | Q(converted_value_data_type__in=value)
         )
+
+    def filter_role(self, qs: QuerySet, name: str, value: list[str]) -> QuerySet:
+        # A test of the piece's own message, not a join: with the join, SQLite's planner
+        # drove the query from the message table (every message of that role, their pieces,
+        # then a sort of all of them before the page's LIMIT: 533 ms of CPU for role=user at
+        # 1,000,000 pieces); with EXISTS it walks the pieces in the page's order and stops
+        # when the page is full.
+        messages = Message.objects.filter(pk=OuterRef("message_id"), role__in=value)
+        return qs.filter(Exists(messages))
+
+    def filter_response_error(self, qs: QuerySet, name: str, value: list[str]) -> QuerySet:
+        qs = qs.filter(response_error__in=value)
+        if PromptResponseError.NONE in value:
+            return qs
+        # Repeats memory_piece_error_idx's condition, which the values already imply: SQLite
+        # uses a partial index only when the query spells out its WHERE term (it does not
+        # infer "<> 'none'" from "= 'blocked'"), and otherwise read every piece looking for
+        # an error (1 s of CPU at 1,000,000 pieces when none matches).
+        return qs.exclude(response_error=PromptResponseError.NONE)
 
     def filter_converter_class(self, qs: QuerySet, name: str, value: str) -> QuerySet:
         links = PieceConverter.objects.filter(piece=OuterRef("pk"), identifier__class_name=value)

@@ -240,6 +240,9 @@ class ConversationDetailSerializer(serializers.Serializer):
     Exactly the shape ingestion accepts as an item of ``conversations`` (contract §9.6, §9.7):
     messages in ``sequence`` order, pieces in their stored order, scores embedded. Labels, harm
     categories and timestamps are on every piece; the list endpoint has the summary columns.
+    The endpoint sends the same body built from plain rows
+    (:func:`~memory.transfer.api.conversation_json.conversation_json`); this serializer is
+    its schema, its reference in the tests, and the exporter's base.
     """
 
     conversation = serializers.SerializerMethodField()

@@ -38,12 +38,12 @@ from memory.models import (
 from memory.storage import filters
 from memory.storage.attack_table import attack_table
 from memory.storage.selectors import (
-    conversation_pieces,
     identifier_dicts_for,
     identifier_dicts_of,
     piece_converters_prefetch,
 )
 from memory.transfer.api import serializers
+from memory.transfer.api.conversation_json import conversation_json
 from memory.transfer.api.serializers import piece_context
 from redteam.core.api import UUID_PATTERN
 from redteam.core.downloads import file_stamp, streaming_download
@@ -140,11 +140,12 @@ class ConversationViewSet(PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
         return serializers.ConversationSerializer
 
     def preload(self, rows: list[Conversation]) -> dict[str, Any]:
-        targets = [row.target_identifier_id for row in rows]
-        if self.action != "retrieve":
-            return {"identifiers": identifier_dicts_for(pks=targets)}
-        pieces = conversation_pieces(conversation=rows[0])
-        return {"pieces": pieces, **piece_context(pieces, *targets)}
+        return {"identifiers": identifier_dicts_for(pks=[row.target_identifier_id for row in rows])}
+
+    def retrieve(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """The whole conversation, built from its rows (``conversation_json``: the detail
+        serializer's body at half its cost; the serializer stays its schema)."""
+        return Response(conversation_json(conversation=self.get_object(), request=request))
 
 
 class MessagePieceViewSet(KeysFirstMixin, PagePreloadMixin, viewsets.ReadOnlyModelViewSet):
