@@ -83,6 +83,27 @@ def media_check(*, verify: bool = False) -> MediaReport:
     return report
 
 
+def media_keys_waiting(*, keys: set[str]) -> set[str]:
+    """Which of the media ``keys`` (:func:`memory.models.media.media_key`) a piece side or a
+    seed names without having its bytes linked yet."""
+    waiting: set[str] = set()
+    for side in ("original", "converted"):
+        waiting |= set(
+            MessagePiece.objects.filter(
+                **{f"{side}_media__isnull": True, f"{side}_media_key__in": keys}
+            )
+            # the partial index's own condition, so SQLite uses it (constraints.partial_index)
+            .exclude(**{f"{side}_media_key": ""})
+            .values_list(f"{side}_media_key", flat=True)
+        )
+    waiting |= set(
+        Seed.objects.filter(media__isnull=True, media_key__in=keys).values_list(
+            "media_key", flat=True
+        )
+    )
+    return waiting
+
+
 def _stored_blob_files(folder: str = "blobs") -> Iterator[str]:
     """Every file under ``folder`` of the media store, as storage names."""
     directories, files = (

@@ -80,8 +80,9 @@ def partial_index(field: str, name: str, *, unless: object = None) -> models.Ind
     """An index on ``field`` of only the rows where it is set: not NULL, or not ``unless``.
 
     For columns most rows leave empty (media of text pieces, reviewers of automated scores):
-    those rows then feed no index on every insert. Lookups by a value still use it, since
-    ``field = x`` implies the condition on both databases.
+    those rows then feed no index on every insert. PostgreSQL uses it for any ``field = x``
+    look-up; SQLite only proves ``IS NOT NULL`` from ``field = x``, so with ``unless`` a query
+    must repeat the index's condition (``.exclude(field=unless)``) for SQLite to use it.
     """
     condition = Q(**{f"{field}__isnull": False}) if unless is None else ~Q(**{field: unless})
     return models.Index(fields=[field], condition=condition, name=name)

@@ -593,24 +593,9 @@ class Importer:
     def _relink_stored(self, found: set[tuple[str, MediaBlob]]) -> None:
         """Pieces and seeds stored earlier without their bytes (an import without the media
         folder) get them now: re-running the import with ``--media-root`` attaches media."""
-        from memory.storage.media import media_attach
+        from memory.storage.media import media_attach, media_keys_waiting
 
-        missing_before = set()
-        from memory.models import MessagePiece
-        from seeds.models import Seed
-
-        keys = {media_key(v) for v, _ in found}
-        for side in ("original", "converted"):
-            missing_before |= set(
-                MessagePiece.objects.filter(
-                    **{f"{side}_media__isnull": True, f"{side}_media_key__in": keys}
-                ).values_list(f"{side}_media_key", flat=True)
-            )
-        missing_before |= set(
-            Seed.objects.filter(media__isnull=True, media_key__in=keys).values_list(
-                "media_key", flat=True
-            )
-        )
+        missing_before = media_keys_waiting(keys={media_key(v) for v, _ in found})
         for value, blob in found:
             if media_key(value) in missing_before:
                 with transaction.atomic():
