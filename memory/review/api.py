@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth import get_user_model
+from django.db.models import Prefetch
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers, viewsets
 
@@ -146,8 +148,11 @@ class ReviewQueueViewSet(viewsets.ReadOnlyModelViewSet):
 
     queryset = (
         ReviewQueue.objects.select_related("created_by")
-        # The assignees' usernames of the whole page, in one query.
-        .prefetch_related("assignees")
+        # The assignees' usernames of the whole page, in one query, in a stable order
+        # (PostgreSQL returns a link table's rows in no fixed order).
+        .prefetch_related(
+            Prefetch("assignees", queryset=get_user_model().objects.order_by("username"))
+        )
         .order_by("name", "pk")
     )
     serializer_class = ReviewQueueSerializer
