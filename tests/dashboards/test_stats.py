@@ -97,6 +97,11 @@ def test_outcome_counts_rate_is_pyrits_and_keeps_the_rest_apart():
     left = summed - OutcomeCounts(4, 2, 1, 0)
     assert (left.successes, left.failures, left.undetermined, left.errors) == (0, 8, 5, 3)
     assert counts.with_outcome("error", 3).errors == 5
+    # Each of PyRIT's outcomes adds to its own count and to no other.
+    assert counts.with_outcome("success", 2) == OutcomeCounts(5, 9, 5, 2)
+    assert counts.with_outcome("failure", 2) == OutcomeCounts(3, 11, 5, 2)
+    assert counts.with_outcome("undetermined", 2) == OutcomeCounts(3, 9, 7, 2)
+    assert counts.with_outcome("error", 2) == OutcomeCounts(3, 9, 5, 4)
     with pytest.raises(ValueError):
         counts.with_outcome("maybe", 1)
     body = counts.as_dict()

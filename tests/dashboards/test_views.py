@@ -9,6 +9,8 @@ import re
 from urllib.parse import urlsplit
 
 import pytest
+from django.urls import reverse
+from django.utils.http import urlencode
 
 from memory.dashboards.widgets import LATE_PARTS, WIDGETS, DashboardRequest
 from tests.dashboards.conftest import dash, filtered_ids
@@ -90,6 +92,29 @@ def test_every_counted_link_lists_exactly_that_many_attacks(viewer_client, pyrit
                 assert len(ids) == int(link.text.replace(",", "")), (link.href, link.text)
                 checked += 1
     assert checked > 50
+
+
+def test_drill_down_links_are_the_urlencoded_filters(db):
+    """The links reuse each pair's encoding within a request: the text is ``urlencode``'s."""
+    filters = [
+        ("labels", "operation:op blue"),
+        ("labels", "é&x:1+2"),
+        ("attack_class", "Crescendo Attack"),
+    ]
+    request = dash(urlencode(filters))
+    outcome = request.scope.outcome_param
+    for _ in range(2):  # the second time from the request's encoded pairs
+        link = request.attacks_url((("attack_class", "Red/Teaming?"),), ("success", "failure"))
+        assert link == reverse("attack-list") + "?" + urlencode(
+            [
+                *filters[:2],
+                ("attack_class", "Red/Teaming?"),
+                (outcome, "success"),
+                (outcome, "failure"),
+            ]
+        )
+        assert request.attacks_url() == reverse("attack-list") + "?" + urlencode(filters)
+    assert dash("").attacks_url() == reverse("attack-list")
 
 
 def test_drill_down_opens_the_attack_list_with_the_same_count(viewer_client, pyrit_memory):
