@@ -230,9 +230,6 @@ class AttackResult(models.Model):
             models.Index(
                 fields=["last_scorer", "-timestamp", "-id"], name="memory_attack_scorer_idx"
             ),
-            # The latest write to attack results, which keys the attack list's cached scorer
-            # choices (memory.storage.selectors.attack_filter_options): one index probe.
-            models.Index(fields=["updated_at"], name="memory_attack_updated_idx"),
         ]
 
     def __str__(self) -> str:

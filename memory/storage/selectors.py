@@ -8,8 +8,6 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.core.cache import cache
-from django.db import connection
 from django.db.models import (
     Count,
     Exists,
@@ -200,7 +198,7 @@ def attack_filter_options(*, roles: tuple[str, ...] = IDENTIFIER_ROLES) -> dict[
     of attacks. The identifier query is a UNION ALL of one semi-join per role (attack,
     target, converter): as separate ``EXISTS`` columns of one SELECT, PostgreSQL ran each as
     a sequential scan per identifier (1.5 s on 100,000 attacks). Scorers come from
-    :func:`last_score_scorer_classes`, cached.
+    :func:`last_score_scorer_classes`.
     """
     from seeds.models import SeedDataset
 
@@ -240,36 +238,17 @@ def attack_filter_options(*, roles: tuple[str, ...] = IDENTIFIER_ROLES) -> dict[
 
 def last_score_scorer_classes() -> list[str]:
     """The class names of the scorers of attacks' last scores (the ``scorer_class`` filter's
-    choices), cached under the attack results' last write.
+    choices).
 
     Read from the attacks' own ``last_scorer``: each scorer identifier probes the index
-    (last scorer, time). Through the last scores, a scorer none of whose scores is a last
-    score (a refusal scorer judging every response) could only be ruled out by visiting each
-    of its scores or each attack (0.1–0.7 s at 100,000 attacks and 280,000 scores), hence the
-    cache, kept under a key made of the newest ``updated_at`` of attack results (every write
-    of one sets it; an index probe) and how many carry a last score (an index count, which
-    changes when attacks or their last scores are deleted): one query while nothing changed
-    (docs/performance.md, "Attack list").
+    (last scorer, time, id), so the query does not grow with the number of attacks. (Through
+    the last scores, a scorer none of whose scores is a last score could only be ruled out by
+    visiting each of its scores; that needed a cache, which this column made unnecessary.)
     """
-    table = connection.ops.quote_name(AttackResult._meta.db_table)
-    with connection.cursor() as cursor:
-        # Two scalar subqueries, so each is planned on its own index (as one aggregate
-        # over the table, both would scan it).
-        cursor.execute(
-            f"SELECT (SELECT MAX(updated_at) FROM {table}),"
-            f" (SELECT COUNT(last_score_id) FROM {table})"
-        )
-        latest, scored = cursor.fetchone()
-    # SQLite gives the time as text with a space, which cache keys must not hold.
-    key = f"attack-scorer-classes:{str(latest).replace(' ', 'T')}:{scored}"
-    classes = cache.get(key)
-    if classes is None:
-        used = Exists(AttackResult.objects.filter(last_scorer=OuterRef("pk")))
-        classes = sorted(
-            set(ComponentIdentifier.objects.filter(used).values_list("class_name", flat=True))
-        )
-        cache.set(key, classes, timeout=None)
-    return classes
+    used = Exists(AttackResult.objects.filter(last_scorer=OuterRef("pk")))
+    return sorted(
+        set(ComponentIdentifier.objects.filter(used).values_list("class_name", flat=True))
+    )
 
 
 def conversation_filter_options() -> dict[str, list[Any]]:

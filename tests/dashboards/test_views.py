@@ -283,7 +283,7 @@ def test_page_query_count_is_pinned(viewer_client, pyrit_memory):
         make_attack(outcome=outcome)
     assert get_counted(viewer_client, "/dashboards/")[0] == small
     # Session, user, permissions (2), side-panel choices (4: the attack list's own
-    # ``attack_filter_options`` without scorers, so without the cached scorer list), then the
+    # ``attack_filter_options`` without scorers), then the
     # inline widgets: the attack facts and their identifier names once for the headline,
     # attack class, target, scorer, heat map and eval hash (2); harm categories (1); seed
     # datasets (2); label keys (shared with the side panel's list), the key's labels and their

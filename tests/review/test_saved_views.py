@@ -131,7 +131,7 @@ def test_the_converter_and_message_columns_cost_one_query_each_when_shown(viewer
     make_piece_converter(prompt, make_identifier("ROT13Converter"), position=1)
     make_piece(make_message(conversation, 1, "assistant"), "ok")
     make_attack(conversation)
-    viewer_client.get("/attacks/")  # the scorer choices cached, as for the request after
+    viewer_client.get("/attacks/")
     before, _ = get_counted(viewer_client, "/attacks/")
 
     viewer_client.post(
