@@ -157,6 +157,23 @@ def _adapters(model: type[Model], fields: list[Field], connection: Any) -> list[
     return found
 
 
+_NO_DEFAULT = object()
+
+
+def _missing_value(field: Field, prep: Adapter, now: Any) -> tuple[bool, Any]:
+    """What a row that leaves ``field`` out stores: ``(True, None)`` when it differs per row
+    (a callable default such as ``uuid4``; ``dict``/``list`` JSON defaults are one constant),
+    else ``(False, value)`` adapted by ``prep`` — the current time for ``auto_now`` fields,
+    None for a nullable field without default, ``_NO_DEFAULT`` when there is none."""
+    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+        return False, prep(now)
+    if callable(field.default) and field.get_internal_type() != "JSONField":
+        return True, None
+    if field.default is not NOT_PROVIDED or field.null:
+        return False, prep(field.get_default())
+    return False, _NO_DEFAULT
+
+
 def insert_rows(model: type[Model], rows: Sequence[dict[str, Any]]) -> None:
     """Insert ``rows`` (dicts keyed by field ``attname``) into ``model``'s table.
 
@@ -174,13 +191,11 @@ def insert_rows(model: type[Model], rows: Sequence[dict[str, Any]]) -> None:
     plan = []
     per_row = []
     for index, (field, prep) in enumerate(zip(fields, adapt, strict=True)):
-        default = None
-        if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
-            default = prep(now)
-        elif callable(field.default) and field.get_internal_type() != "JSONField":
+        varies, default = _missing_value(field, prep, now)
+        if varies:
             per_row.append((index, field.attname, field.get_default, prep))
-        elif field.default is not NOT_PROVIDED or field.null:
-            default = prep(field.get_default())
+        if varies or default is _NO_DEFAULT:
+            default = None  # the database refuses a NOT NULL column left out
         plan.append((field.attname, prep, default))
     values = [
         [prep(row[attname]) if attname in row else default for attname, prep, default in plan]
@@ -252,14 +267,14 @@ def column_values(
         if name in index:
             i = index[name]
             column = [prep(row[i]) for row in rows]
-        elif getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
-            column = [prep(now)] * count
-        elif callable(field.default) and field.get_internal_type() != "JSONField":
-            column = [prep(field.get_default()) for _ in range(count)]
-        elif field.default is not NOT_PROVIDED or field.null:
-            column = [prep(field.get_default())] * count
         else:
-            raise ValueError(f"{model.__name__}.{name}: no value and no default")
+            varies, default = _missing_value(field, prep, now)
+            if varies:
+                column = [prep(field.get_default()) for _ in range(count)]
+            elif default is _NO_DEFAULT:
+                raise ValueError(f"{model.__name__}.{name}: no value and no default")
+            else:
+                column = [default] * count
         target = field.target_field if field.is_relation else field
         if target.get_internal_type() == "UUIDField" and connection.features.has_native_uuid_field:
             column = [None if v is None else v.hex for v in column]
