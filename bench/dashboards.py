@@ -1013,6 +1013,11 @@ def _child(args: argparse.Namespace) -> None:
     call_command("migrate", verbosity=0)
     if args.pages_only:
         assert AttackResult.objects.exists(), "generate the database first"
+        # Served as a production worker serves it: through the WSGI module, which loads the
+        # URLconf and freezes the start-up objects out of the cyclic collector (each
+        # checkout's own, so --baseline's too).
+        import redteam.wsgi  # noqa: F401
+
         _override_storages()
         code = Path(memory.__file__).resolve().parents[1]
         for name, wall, cpu, queries in measure_pages(args.repeat):

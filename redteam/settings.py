@@ -150,6 +150,15 @@ TEMPLATES = [
             ],
         },
     },
+    {
+        # Fragments a page repeats thousands of times (the dashboard's tables and charts),
+        # included with {% jinja_fragment %}: redteam/jinja.py says why.
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "NAME": "jinja2",
+        "DIRS": [BASE_DIR / "templates" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {"environment": "redteam.jinja.environment"},
+    },
 ]
 
 # --- Database -------------------------------------------------------------------------------

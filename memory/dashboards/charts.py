@@ -1,5 +1,5 @@
 """Server-side SVG charts: geometry computed here, drawn by the templates in
-``templates/dashboards/charts/`` (so every label is escaped by the template engine).
+``templates/jinja2/dashboards/`` (so every label is escaped by the template engine).
 
 No JavaScript and no chart library: the charts are static SVG with ``<a>`` elements, so every
 bar, point and cell is a drill-down link and the page prints as it looks.

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from functools import cached_property
-from typing import Any
+from operator import itemgetter
+from typing import Any, NamedTuple
 
 from django.core.exceptions import EmptyResultSet
 from django.db import connections
@@ -54,6 +55,7 @@ from memory.models import (
     AttackResult,
     ComponentIdentifier,
     Conversation,
+    FactRollup,
     Label,
     MessagePiece,
     ObjectiveRollup,
@@ -343,12 +345,16 @@ AXIS_DIMENSIONS = ("attack_class", "target_model", "scorer", "harm_category", "l
 TREND_SPLITS = ("attack_class", "target_model")
 
 
-def identifier_names(ids: Iterable[int | None]) -> dict[int, dict[str, Any]]:
-    """``{id: {"class": …, "model": …, "hash": …, "eval_hash": …}}`` for identifier ids.
+def identifier_names(ids: Iterable[int | None] | QuerySet) -> dict[int, dict[str, Any]]:
+    """``{id: {"class": …, "model": …, "hash": …, "eval_hash": …}}`` for identifier ids, or
+    for the ids a queryset of one column selects (a subquery: no parameter per id).
 
     One query, always (an empty id list asks for id 0), so widget query counts are fixed.
     """
-    wanted = [i for i in set(ids) if i is not None] or [0]
+    if isinstance(ids, QuerySet):
+        wanted: Any = ids
+    else:
+        wanted = [i for i in set(ids) if i is not None] or [0]
     rows = ComponentIdentifier.objects.filter(pk__in=wanted).values(
         "pk", "class_name", "hash", "eval_hash", model=F("params__model_name")
     )
@@ -379,11 +385,10 @@ def _name(dimension: Dimension, key: Any, names: dict[int, dict[str, Any]]) -> A
 FACT_FIELDS = {"attack_class": "strategy", "target_model": "target", "scorer": "scorer"}
 
 
-@dataclass(frozen=True)
-class AttackFact:
+class AttackFact(NamedTuple):
     """How many attacks of the scope share one combination of the narrow keys that the
     attack-level widgets group by: identifier ids (attack, atomic attack, objective target,
-    scorer of the last score) and both outcomes."""
+    scorer of the last score) and both outcomes. A named tuple: a page reads thousands."""
 
     strategy: int | None
     atomic: int | None
@@ -429,15 +434,16 @@ def attack_facts(scope: Scope) -> list[AttackFact]:
     API, a report) does not, and each widget then runs its own.
     """
     if "facts" not in scope.memo and scope.from_rollups:
+        # The rollup's sentinels (0, "") read back as None.
         scope.memo["facts"] = [
             AttackFact(
-                strategy=strategy or None,
-                atomic=atomic or None,
-                target=target or None,
-                scorer=scorer or None,
-                outcome=outcome,
-                human=human or None,
-                count=n,
+                strategy or None,
+                atomic or None,
+                target or None,
+                scorer or None,
+                outcome,
+                human or None,
+                n,
             )
             for strategy, atomic, target, scorer, outcome, human, n in _rollup_rows(
                 scope,
@@ -484,31 +490,39 @@ def fact_names(scope: Scope) -> dict[int, dict[str, Any]]:
     """:func:`identifier_names` of every identifier in :func:`attack_facts`. One query, once per
     scope."""
     if "fact_names" not in scope.memo:
-        scope.memo["fact_names"] = identifier_names(
-            i
-            for fact in attack_facts(scope)
-            for i in (fact.strategy, fact.atomic, fact.target, fact.scorer)
-        )
+        if scope.from_rollups:
+            # The rollup's own ids as a subquery: a thousand ids as parameters cost more to
+            # send than the look-up.
+            live = FactRollup.objects.using(scope.attacks.db).filter(n__gt=0)
+            ids: Any = live.values("strategy").union(
+                *(live.values(key) for key in ("atomic", "target", "scorer"))
+            )
+        else:
+            ids = (
+                i
+                for fact in attack_facts(scope)
+                for i in (fact.strategy, fact.atomic, fact.target, fact.scorer)
+            )
+        scope.memo["fact_names"] = identifier_names(ids)
     return scope.memo["fact_names"]
 
 
 def _fact_counts(scope: Scope, dimensions: tuple[Dimension, ...]) -> dict[Any, OutcomeCounts]:
     """Outcome counts per name of ``dimensions`` (a tuple of names for several), from the facts."""
     names = fact_names(scope)
-    fields = [FACT_FIELDS[dimension.name] for dimension in dimensions]
+    ids_of = itemgetter(*(AttackFact._fields.index(FACT_FIELDS[d.name]) for d in dimensions))
     # Summed as plain integers per (ids, outcome) first: thousands of facts, few groups.
-    tally: dict[tuple[tuple[Any, ...], str], int] = defaultdict(int)
+    tally: dict[tuple[Any, str], int] = defaultdict(int)
     for fact, out in _facts_out(scope):
-        ids = tuple(getattr(fact, name) for name in fields)
-        tally[(ids, out)] += fact.count
-    counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+        tally[(ids_of(fact), out)] += fact.count
+    counts: dict[Any, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     for (ids, out), count in tally.items():
-        keys = tuple(
-            _name(dimension, i, names) for dimension, i in zip(dimensions, ids, strict=True)
-        )
-        key = keys[0] if len(keys) == 1 else keys
-        counts[key] = counts[key].with_outcome(out, count)
-    return dict(counts)
+        if len(dimensions) == 1:
+            key = _name(dimensions[0], ids, names)
+        else:
+            key = tuple(_name(d, i, names) for d, i in zip(dimensions, ids, strict=True))
+        counts[key][out] += count
+    return {key: OutcomeCounts.of(per_out) for key, per_out in counts.items()}
 
 
 @dataclass(frozen=True)
@@ -1015,14 +1029,13 @@ def _dataset_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
 
     objectives: QuerySet = scope.attacks.values("objective_sha256")
     if scope.from_rollups:
-        per_objective: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+        # Summed as plain integers per objective and outcome, counts made once per objective.
+        per_out: dict[Any, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for digest, outcome, human, n in _rollup_rows(
             scope, "SELECT objective, outcome, human, n FROM memory_rollup_objective WHERE n > 0"
         ):
-            key = digest or None
-            per_objective[key] = per_objective[key].with_outcome(
-                _out(scope.source, outcome, human), n
-            )
+            per_out[digest or None][_out(scope.source, outcome, human)] += n
+        per_objective = {key: OutcomeCounts.of(counts) for key, counts in per_out.items()}
         objectives = ObjectiveRollup.objects.filter(n__gt=0).values("objective")
     else:
         by_objective = (
@@ -1065,70 +1078,64 @@ def eval_hash_breakdown(scope: Scope) -> Breakdown:
         merged: dict[tuple[Any, Any, Any, str], int] = defaultdict(int)
         for fact, out in _facts_out(scope):
             merged[(fact.atomic, fact.strategy, fact.target, out)] += fact.count
-        rows = [
-            {"atomic": atomic, "strategy": strategy, "target": target, "out": out, "count": n}
-            for (atomic, strategy, target, out), n in merged.items()
-        ]
+        rows = [(*key, n) for key, n in merged.items()]
         names = fact_names(scope)
     else:
         rows = list(
-            scope.attacks.values(
-                atomic=id_key("atomic_attack_identifier_id"),
-                strategy=id_key("attack_identifier_id"),
-                target=id_key("conversation__target_identifier_id"),
-                out=scope.outcome,
+            scope.attacks.values_list(
+                id_key("atomic_attack_identifier_id"),
+                id_key("attack_identifier_id"),
+                id_key("conversation__target_identifier_id"),
+                scope.outcome,
             )
             .annotate(count=Count("*"))
             .order_by()
         )
-        names = identifier_names(
-            i for row in rows for i in (row["atomic"], row["strategy"], row["target"])
-        )
+        names = identifier_names(i for row in rows for i in row[:3])
 
     def eval_of(identifier_id: int | None) -> str | None:
         return names[identifier_id]["eval_hash"] if identifier_id in names else None
 
-    totals: dict[str, OutcomeCounts] = defaultdict(OutcomeCounts)
+    # Summed as plain integers per group and member and outcome, counts made once at the end.
+    totals: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
     members: dict[str, dict[int, dict[str, Any]]] = defaultdict(dict)
-    for row in rows:
-        atomic_eval, strategy_eval = eval_of(row["atomic"]), eval_of(row["strategy"])
-        strategy = names.get(row["strategy"], {})
-        target = names.get(row["target"], {}).get("model")
+    for atomic, strategy, target_id, out, count in rows:
+        atomic_eval, strategy_eval = eval_of(atomic), eval_of(strategy)
+        strategy_class = names.get(strategy, {}).get("class")
+        target = names.get(target_id, {}).get("model")
         # An attack whose two identifiers share the eval hash is in that group once.
         for digest in {atomic_eval, strategy_eval} - {None}:
-            totals[digest] = totals[digest].with_outcome(row["out"], row["count"])
-        for identifier_id, digest in (
-            (row["atomic"], atomic_eval),
-            (row["strategy"], strategy_eval),
-        ):
+            totals[digest][out] += count
+        for identifier_id, digest in ((atomic, atomic_eval), (strategy, strategy_eval)):
             if digest is None:
                 continue
-            info = names[identifier_id]
-            member = members[digest].setdefault(
-                identifier_id,
-                {
+            member = members[digest].get(identifier_id)
+            if member is None:
+                info = names[identifier_id]
+                member = members[digest][identifier_id] = {
                     "hash": info["hash"],
                     "class_name": info["class"],
                     "attack_classes": set(),
                     "targets": set(),
-                    "counts": OutcomeCounts(),
-                },
-            )
-            member["counts"] = member["counts"].with_outcome(row["out"], row["count"])
-            if strategy.get("class"):
-                member["attack_classes"].add(strategy["class"])
+                    "counts": defaultdict(int),
+                }
+            member["counts"][out] += count
+            if strategy_class:
+                member["attack_classes"].add(strategy_class)
             if target:
                 member["targets"].add(target)
     groups = []
-    for digest, counts in totals.items():
+    for digest, per_out in totals.items():
         if _restricted(scope, dimension, digest, None):
             continue
+        counts = OutcomeCounts.of(per_out)
         group_members = sorted(
             (
                 {
                     **m,
                     "attack_classes": sorted(m["attack_classes"]),
                     "targets": sorted(m["targets"]),
+                    "counts": OutcomeCounts.of(m["counts"]),
                     "params": (("identifier", m["hash"]),),
                 }
                 for m in members[digest].values()
@@ -1338,8 +1345,25 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
     if period == "auto":
         period = _auto_period(scope, tz, hours)
     hourly = period == "hour"
+    # Summed as plain integers per period (and series) and outcome; each period's start is
+    # worked out once per distinct hour or day, not once per row.
+    per_period: dict[datetime, dict[str, int]] = defaultdict(lambda: defaultdict(int))
+    per_series: dict[datetime, dict[Any, dict[str, int]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(int))
+    )
+    series_totals: dict[Any, int] = defaultdict(int)
+    starts: dict[Any, datetime] = {}
     if hours is not None:
-        rows = _hour_rows(hours, hourly=hourly, tz=tz)
+        for local, counts in hours.items():
+            key = local if hourly else local.date()
+            start = starts.get(key)
+            if start is None:
+                if not hourly:  # the local midnight of the hour's day, as the raw grouping's
+                    local = timezone.make_aware(datetime(key.year, key.month, key.day), tz)
+                start = starts[key] = _period_start(local, period, tz=tz)
+            into = per_period[start]
+            for out, n in counts.items():
+                into[out] += n
     else:
         values: dict[str, Any] = {
             "start": _hour(scope, tz) if hourly else _day(scope, tz),
@@ -1348,40 +1372,40 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
         if dimension:
             values["series"] = dimension.expression()
         rows = list(scope.attacks.values(**values).annotate(count=Count("*")).order_by())
-    names: dict[int, dict[str, Any]] = {}
-    if dimension and _facts_ready(scope):
-        names = fact_names(scope)  # the series are attack-class or target identifiers
-    elif dimension:
-        names = identifier_names(r["series"] for r in rows)
-    for row in rows:
-        if isinstance(row["start"], str):
-            row["start"] = timezone.make_aware(datetime.fromisoformat(row["start"]), tz)
-        if dimension:
-            row["series"] = _name(dimension, row["series"], names)
-    per_period: dict[datetime, OutcomeCounts] = defaultdict(OutcomeCounts)
-    per_series: dict[datetime, dict[Any, OutcomeCounts]] = defaultdict(
-        lambda: defaultdict(OutcomeCounts)
-    )
-    series_totals: dict[Any, int] = defaultdict(int)
-    for row in rows:
-        start = _period_start(row["start"], period, tz=tz)
-        per_period[start] = per_period[start].with_outcome(row["out"], row["count"])
-        if dimension:
-            key = row["series"]
-            per_series[start][key] = per_series[start][key].with_outcome(row["out"], row["count"])
-            series_totals[key] += row["count"]
+        names: dict[int, dict[str, Any]] = {}
+        if dimension and _facts_ready(scope):
+            names = fact_names(scope)  # the series are attack-class or target identifiers
+        elif dimension:
+            names = identifier_names(r["series"] for r in rows)
+        for row in rows:
+            start = starts.get(row["start"])
+            if start is None:
+                moment = row["start"]
+                if isinstance(moment, str):
+                    moment = timezone.make_aware(datetime.fromisoformat(moment), tz)
+                start = starts[row["start"]] = _period_start(moment, period, tz=tz)
+            out, count = row["out"], row["count"]
+            per_period[start][out] += count
+            if dimension:
+                key = _name(dimension, row["series"], names)
+                per_series[start][key][out] += count
+                series_totals[key] += count
     points = []
     if per_period:
         step = timedelta(days=1 if period == "day" else 7)
         current, last = min(per_period), max(per_period)
         while current <= last:
             following = _next_hour(current, tz) if period == "hour" else _shift(current, step, tz)
+            counts = per_period.get(current)
             points.append(
                 TrendPoint(
                     start=current,
                     end=following,
-                    counts=per_period.get(current, OutcomeCounts()),
-                    series=dict(per_series.get(current, {})),
+                    counts=OutcomeCounts() if counts is None else OutcomeCounts.of(counts),
+                    series={
+                        key: OutcomeCounts.of(by_out)
+                        for key, by_out in per_series.get(current, {}).items()
+                    },
                     params=_period_params(scope, current, following),
                 )
             )
@@ -1390,57 +1414,38 @@ def trend(scope: Scope, *, period: str = "auto", split: str | None = None) -> Tr
     return Trend(period, dimension, points, keys)
 
 
-def _rollup_hours(scope: Scope, tz: Any) -> list[tuple[datetime, str, int]] | None:
-    """(local start of the UTC hour, outcome counted, attacks) from the hour rollup, or None
-    when the scope is filtered or ``tz`` puts some hour's start off a whole local hour (a
-    half-hour offset): its days and hours are then not unions of UTC hours. One query."""
+def _rollup_hours(scope: Scope, tz: Any) -> dict[datetime, dict[str, int]] | None:
+    """``{local start of the UTC hour: {outcome counted: attacks}}`` from the hour rollup, or
+    None when the scope is filtered or ``tz`` puts some hour's start off a whole local hour (a
+    half-hour offset): its days and hours are then not unions of UTC hours. One query, which
+    sums the rollup's rows per hour and outcome counted (as :func:`_out` picks it)."""
     if not scope.from_rollups:
         return None
-    out = []
-    local_of: dict[str, datetime] = {}  # each hour's outcomes share its conversion
-    for hour, outcome, human, n in _rollup_rows(
-        scope, "SELECT hour, outcome, human, n FROM memory_rollup_hour WHERE n > 0"
+    out = "CASE WHEN human <> '' THEN human ELSE outcome END"
+    if scope.source != Source.HUMAN:
+        out = "outcome"
+    per_hour: dict[str, dict[str, int]] = defaultdict(dict)
+    # PostgreSQL's SUM of a bigint is a numeric, read as a Decimal: cast back.
+    for hour, outcome, n in _rollup_rows(
+        scope,
+        f"SELECT hour, {out}, CAST(SUM(n) AS BIGINT) FROM memory_rollup_hour WHERE n > 0 "
+        f"GROUP BY hour, {out}",
     ):
-        local = local_of.get(hour)
-        if local is None:
-            utc = datetime(
-                int(hour[:4]), int(hour[5:7]), int(hour[8:10]), int(hour[11:13]), tzinfo=UTC
-            )
-            local = utc.astimezone(tz)
-            if local.minute or local.second:
-                return None
-            local_of[hour] = local
-        out.append((local, _out(scope.source, outcome, human), n))
-    return out
+        per_hour[hour][outcome] = n
+    hours = {}
+    for hour, counts in per_hour.items():
+        local = datetime.fromisoformat(f"{hour}:00+00:00").astimezone(tz)
+        if local.minute or local.second:
+            return None
+        hours[local] = counts
+    return hours
 
 
-def _hour_rows(
-    hours: list[tuple[datetime, str, int]], *, hourly: bool, tz: Any
-) -> list[dict[str, Any]]:
-    """The trend's rows (start, out, count) from :func:`_rollup_hours`: per local hour, or per
-    local day (midnight, as the raw grouping's day)."""
-    counts: dict[tuple[datetime, str], int] = defaultdict(int)
-    midnight: dict[Any, datetime] = {}
-    for local, out, n in hours:
-        if hourly:
-            start = local
-        else:
-            day = local.date()
-            if day not in midnight:
-                midnight[day] = timezone.make_aware(datetime(day.year, day.month, day.day), tz)
-            start = midnight[day]
-        counts[(start, out)] += n
-    return [{"start": start, "out": out, "count": n} for (start, out), n in counts.items()]
-
-
-def _auto_period(
-    scope: Scope, tz: Any, hours: list[tuple[datetime, str, int]] | None = None
-) -> str:
+def _auto_period(scope: Scope, tz: Any, hours: dict[datetime, Any] | None = None) -> str:
     """The period "auto" stands for: from the span between the hours (in ``tz``) of the
     scope's first and last attack. One query (none from the hour rollup's rows)."""
     if hours is not None:
-        starts = [local for local, _, _ in hours]
-        bounds = {"first": min(starts, default=None), "last": max(starts, default=None)}
+        bounds = {"first": min(hours, default=None), "last": max(hours, default=None)}
     else:
         bounds = scope.attacks.order_by().aggregate(first=Min("timestamp"), last=Max("timestamp"))
     if bounds["first"] is None:

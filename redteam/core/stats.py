@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 #: Two-sided 95 % standard normal quantile (Φ⁻¹(0.975)).
@@ -105,6 +105,24 @@ class OutcomeCounts:
             self.undetermined - other.undetermined,
             self.errors - other.errors,
         )
+
+    @classmethod
+    def of(cls, per_outcome: Mapping[str, int]) -> OutcomeCounts:
+        """The counts of ``{outcome: attacks}`` (PyRIT's outcome values): one object for a
+        group summed as plain integers, where :meth:`with_outcome` makes one per addend."""
+        successes = failures = undetermined = errors = 0
+        for outcome, count in per_outcome.items():
+            if outcome == "success":
+                successes += count
+            elif outcome == "failure":
+                failures += count
+            elif outcome == "undetermined":
+                undetermined += count
+            elif outcome == "error":
+                errors += count
+            else:
+                raise ValueError(f"unknown attack outcome {outcome!r}")
+        return cls(successes, failures, undetermined, errors)
 
     def with_outcome(self, outcome: str, count: int) -> OutcomeCounts:
         """A copy with ``count`` more attacks of ``outcome`` (PyRIT's outcome values)."""

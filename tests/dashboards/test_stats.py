@@ -108,6 +108,17 @@ def test_outcome_counts_rate_is_pyrits_and_keeps_the_rest_apart():
     assert body["asr"] == 0.25 and body["n"] == 12 and body["attacks"] == 19
 
 
+def test_outcome_counts_of_a_mapping_equal_the_same_additions_one_by_one():
+    per_outcome = {"error": 2, "success": 3, "undetermined": 5, "failure": 9}
+    one_by_one = OutcomeCounts()
+    for outcome, count in per_outcome.items():
+        one_by_one = one_by_one.with_outcome(outcome, count)
+    assert OutcomeCounts.of(per_outcome) == one_by_one == OutcomeCounts(3, 9, 5, 2)
+    assert OutcomeCounts.of({}) == OutcomeCounts()
+    with pytest.raises(ValueError, match="maybe"):
+        OutcomeCounts.of({"success": 1, "maybe": 1})
+
+
 def test_cohens_kappa_textbook_example():
     # Wikipedia "Cohen's kappa", first worked example: 50 proposals, κ = 0.4.
     a = agreement(

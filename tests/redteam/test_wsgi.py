@@ -27,3 +27,22 @@ def test_importing_the_wsgi_application_loads_the_urlconf_and_the_ingestion_view
     )
     assert result.returncode == 0, result.stderr[-2000:]
     assert result.stdout.strip() == "True"
+
+
+def test_the_start_up_objects_are_frozen_out_of_the_cyclic_collector():
+    code = (
+        "import gc; before = gc.get_freeze_count(); import redteam.wsgi; "
+        "print(before, gc.get_freeze_count())"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "redteam.settings"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    before, after = map(int, result.stdout.split())
+    # Django, the views and the URLconf: far more than the interpreter's own start.
+    assert after - before > 50_000

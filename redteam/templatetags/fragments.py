@@ -1,0 +1,19 @@
+"""``{% jinja_fragment "name.html" key=value … %}``: a Jinja2 template from ``templates/jinja2/``
+rendered into a Django template (see :mod:`redteam.jinja` for which fragments and why)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import template
+from django.template import engines
+from django.utils.safestring import SafeString, mark_safe
+
+register = template.Library()
+
+
+@register.simple_tag
+def jinja_fragment(name: str, **context: Any) -> SafeString:
+    """Render the Jinja2 template ``name`` with ``context``; its output is escaped by Jinja2's
+    autoescaping, so it goes into the page as it is."""
+    return mark_safe(engines["jinja2"].get_template(name).render(context))
