@@ -968,14 +968,17 @@ def crosswalk_tally(scope: Scope) -> CrosswalkTally:
             .order_by()
         )
     decoded: dict[str | None, tuple[str, ...]] = {}
-    merged: dict[tuple[str | None, tuple[str, ...]], OutcomeCounts] = defaultdict(OutcomeCounts)
+    merged: dict[tuple[str | None, tuple[str, ...]], dict[str, int]] = defaultdict(
+        lambda: defaultdict(int)
+    )
     for row in grouped:
         text = row["harms"]
         if text not in decoded:
             decoded[text] = _harm_names(text)
-        key = (row["strategy"], decoded[text])
-        merged[key] = merged[key].with_outcome(row["out"], row["count"])
-    return CrosswalkTally(walk, [(k[0], list(k[1]), v) for k, v in merged.items()])
+        merged[(row["strategy"], decoded[text])][row["out"]] += row["count"]
+    return CrosswalkTally(
+        walk, [(k[0], list(k[1]), OutcomeCounts.of(v)) for k, v in merged.items()]
+    )
 
 
 def _harm_names(text: str | None) -> tuple[str, ...]:
@@ -998,21 +1001,21 @@ def _framework_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
     """
     tally = scope.crosswalk_tally
     walk = tally.crosswalk
-    counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+    per_tag: dict[Any, list[OutcomeCounts]] = defaultdict(list)
     for strategy, harms, value in tally.rows:
         tags = walk.tags_for(
             harms=harms, techniques=[strategy] if strategy else [], framework=dimension.framework
         )
         for tag in tags or [None]:
-            counts[tag] = counts[tag] + value
+            per_tag[tag].append(value)
     groups = [
         Group(
             key=tag,
             label=dimension.none_label if tag is None else walk.entries[tag].label,
-            counts=value,
+            counts=OutcomeCounts.total(values),
             params=None if tag is None else dimension.group_params(tag),
         )
-        for tag, value in counts.items()
+        for tag, values in per_tag.items()
     ]
     return Breakdown(dimension, _sorted(groups))
 
@@ -1056,11 +1059,12 @@ def _dataset_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
     )
     for digest, key in seeds:
         datasets[digest].add(key)
-    counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
+    per_dataset: dict[Any, list[OutcomeCounts]] = defaultdict(list)
     for digest, value in per_objective.items():
         for key in datasets.get(digest) or [None]:
-            counts[key] = counts[key] + value
-    return Breakdown(dimension, _build_groups(scope, dimension, dict(counts), None))
+            per_dataset[key].append(value)
+    counts = {key: OutcomeCounts.total(values) for key, values in per_dataset.items()}
+    return Breakdown(dimension, _build_groups(scope, dimension, counts, None))
 
 
 def eval_hash_breakdown(scope: Scope) -> Breakdown:
@@ -1617,8 +1621,9 @@ def attack_agreement(scope: Scope) -> list[ScorerAgreement]:
     Only attacks with a human verdict take part. Each cell's attacks are selected by
     ``scorer_class``, ``outcome`` and ``effective_outcome`` with ``has_human_verdict=true``
     (then the effective outcome is the verdict). Sums over :func:`attack_facts` once the
-    scope has read them, else one query over the few attacks with a verdict (the late part
-    that shows this has no facts to share).
+    scope has read them; else, unfiltered, one query over the fact rollup's reviewed rows, or,
+    filtered, one over the few attacks with a verdict (the late part that shows this has no
+    facts to share).
     """
     dimension = DIMENSIONS["scorer"]
     per_scorer: dict[Any, list[tuple[str, str, int]]] = defaultdict(list)
@@ -1628,6 +1633,18 @@ def attack_agreement(scope: Scope) -> list[ScorerAgreement]:
             if fact.human is not None:
                 scorer = _name(dimension, fact.scorer, names)
                 per_scorer[scorer].append((fact.outcome, fact.human, fact.count))
+    elif scope.from_rollups:
+        # The fact rollup's reviewed rows, named by a join (0: no last score, no class).
+        identifiers = connections[scope.attacks.db].ops.quote_name(
+            ComponentIdentifier._meta.db_table
+        )
+        for scorer, machine, human, n in _rollup_rows(
+            scope,
+            f"SELECT i.class_name, f.outcome, f.human, CAST(SUM(f.n) AS BIGINT) "
+            f"FROM memory_rollup_fact f LEFT JOIN {identifiers} i ON i.id = f.scorer "
+            "WHERE f.n > 0 AND f.human <> '' GROUP BY i.class_name, f.outcome, f.human",
+        ):
+            per_scorer[None if scorer is None else unescape_nul(scorer)].append((machine, human, n))
     else:
         rows = (
             scope.attacks.filter(human_outcome__isnull=False)
@@ -1693,11 +1710,8 @@ def score_agreement(scope: Scope) -> list[ScorerAgreement]:
     # Human scores are few (reviewers write them by hand): read them all through the
     # reviewer index, then keep those whose piece is in scope, by id. Joined in one query,
     # PostgreSQL hashes every piece of the scope instead.
-    humans = list(
-        Score.objects.filter(reviewer__isnull=False, numeric_value__isnull=False).values_list(
-            "message_piece_id", "score_type", "numeric_value"
-        )
-    )
+    human_scores = Score.objects.filter(reviewer__isnull=False, numeric_value__isnull=False)
+    humans = list(human_scores.values_list("message_piece_id", "score_type", "numeric_value"))
     pieces = {piece_id for piece_id, _, _ in humans if piece_id is not None}
     if scope.filtered:
         # Correlated EXISTS, so both databases start from these few pieces (by index) and ask
@@ -1716,12 +1730,15 @@ def score_agreement(scope: Scope) -> list[ScorerAgreement]:
     for piece_id, score_type, value in humans:
         if piece_id in pieces:
             by_piece[piece_id].append((score_type, value))
+    if scope.filtered:
+        # The nil UUID is never a piece id: it keeps the query (and the count) when empty.
+        on_pieces: Any = list(by_piece) or [uuid.UUID(int=0)]
+    else:
+        # Every human score's piece: as a subquery, not a parameter per piece.
+        on_pieces = human_scores.values("message_piece_id")
     machine_scores = (
         Score.objects.filter(
-            # The nil UUID is never a piece id: it keeps the query (and the count) when empty.
-            message_piece_id__in=list(by_piece) or [uuid.UUID(int=0)],
-            reviewer__isnull=True,
-            numeric_value__isnull=False,
+            message_piece_id__in=on_pieces, reviewer__isnull=True, numeric_value__isnull=False
         )
         .values_list(
             "message_piece_id", "score_type", "numeric_value", "scorer_class_identifier__class_name"

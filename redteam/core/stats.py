@@ -124,6 +124,18 @@ class OutcomeCounts:
                 raise ValueError(f"unknown attack outcome {outcome!r}")
         return cls(successes, failures, undetermined, errors)
 
+    @classmethod
+    def total(cls, items: Iterable[OutcomeCounts]) -> OutcomeCounts:
+        """The sum of ``items``, made as one object (``sum(items, OutcomeCounts())`` makes one
+        per addend)."""
+        successes = failures = undetermined = errors = 0
+        for item in items:
+            successes += item.successes
+            failures += item.failures
+            undetermined += item.undetermined
+            errors += item.errors
+        return cls(successes, failures, undetermined, errors)
+
     def with_outcome(self, outcome: str, count: int) -> OutcomeCounts:
         """A copy with ``count`` more attacks of ``outcome`` (PyRIT's outcome values)."""
         # Spelled out: the dashboards sum thousands of rollup rows through this per page.
