@@ -47,6 +47,17 @@ def wilson_interval(successes: int, n: int, *, z: float = Z_95) -> tuple[float, 
     return low, high
 
 
+#: The position of each of PyRIT's attack outcomes among :class:`OutcomeCounts`' fields.
+_OUTCOME_INDEX = {"success": 0, "failure": 1, "undetermined": 2, "error": 3}
+
+
+def _outcome_index(outcome: str) -> int:
+    try:
+        return _OUTCOME_INDEX[outcome]
+    except KeyError:
+        raise ValueError(f"unknown attack outcome {outcome!r}") from None
+
+
 @dataclass(frozen=True)
 class OutcomeCounts:
     """Attack outcomes of one group, with PyRIT's success rate and its Wilson interval."""
@@ -110,19 +121,10 @@ class OutcomeCounts:
     def of(cls, per_outcome: Mapping[str, int]) -> OutcomeCounts:
         """The counts of ``{outcome: attacks}`` (PyRIT's outcome values): one object for a
         group summed as plain integers, where :meth:`with_outcome` makes one per addend."""
-        successes = failures = undetermined = errors = 0
+        values = [0, 0, 0, 0]
         for outcome, count in per_outcome.items():
-            if outcome == "success":
-                successes += count
-            elif outcome == "failure":
-                failures += count
-            elif outcome == "undetermined":
-                undetermined += count
-            elif outcome == "error":
-                errors += count
-            else:
-                raise ValueError(f"unknown attack outcome {outcome!r}")
-        return cls(successes, failures, undetermined, errors)
+            values[_outcome_index(outcome)] += count
+        return cls(*values)
 
     @classmethod
     def total(cls, items: Iterable[OutcomeCounts]) -> OutcomeCounts:
@@ -138,20 +140,9 @@ class OutcomeCounts:
 
     def with_outcome(self, outcome: str, count: int) -> OutcomeCounts:
         """A copy with ``count`` more attacks of ``outcome`` (PyRIT's outcome values)."""
-        # Spelled out: the dashboards sum thousands of rollup rows through this per page.
-        successes, failures = self.successes, self.failures
-        undetermined, errors = self.undetermined, self.errors
-        if outcome == "success":
-            successes += count
-        elif outcome == "failure":
-            failures += count
-        elif outcome == "undetermined":
-            undetermined += count
-        elif outcome == "error":
-            errors += count
-        else:
-            raise ValueError(f"unknown attack outcome {outcome!r}")
-        return OutcomeCounts(successes, failures, undetermined, errors)
+        values = [self.successes, self.failures, self.undetermined, self.errors]
+        values[_outcome_index(outcome)] += count
+        return OutcomeCounts(*values)
 
     def as_dict(self) -> dict[str, int | float | None]:
         """The shape the stats API returns for a group."""
