@@ -1011,8 +1011,18 @@ def _child(args: argparse.Namespace) -> None:
     from memory.models import AttackResult
 
     call_command("migrate", verbosity=0)
+    if not AttackResult.objects.exists():
+        started = time.perf_counter()
+        counts = generate(attacks=args.attacks, pieces=args.pieces)
+        # On stderr: with --pages-only stdout carries only the RESULT lines.
+        print(
+            f"  generated in {time.perf_counter() - started:.0f} s: "
+            + ", ".join(f"{v:,} {k}" for k, v in counts.items()),
+            file=sys.stderr if args.pages_only else sys.stdout,
+        )
+    elif not args.pages_only:
+        print(f"  reusing {AttackResult.objects.count():,} attack results")
     if args.pages_only:
-        assert AttackResult.objects.exists(), "generate the database first"
         # Served as a production worker serves it: through the WSGI module, which loads the
         # URLconf and freezes the start-up objects out of the cyclic collector (each
         # checkout's own, so --baseline's too).
@@ -1023,15 +1033,6 @@ def _child(args: argparse.Namespace) -> None:
         for name, wall, cpu, queries in measure_pages(args.repeat):
             print(f"RESULT {code} {name} {wall:.1f} {cpu:.1f} {queries}", flush=True)
         return
-    if not AttackResult.objects.exists():
-        started = time.perf_counter()
-        counts = generate(attacks=args.attacks, pieces=args.pieces)
-        print(
-            f"  generated in {time.perf_counter() - started:.0f} s: "
-            + ", ".join(f"{v:,} {k}" for k, v in counts.items())
-        )
-    else:
-        print(f"  reusing {AttackResult.objects.count():,} attack results")
     vendor = connection.vendor
     _override_storages()
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
@@ -1100,7 +1101,8 @@ def _pages(args: argparse.Namespace, env: dict[str, str], database: str) -> None
                 env={**env, "PYTHONDONTWRITEBYTECODE": "1"},
                 cwd=ROOT,
                 check=True,
-                capture_output=True,
+                # stderr passes through: generation progress and a failing child's traceback.
+                stdout=subprocess.PIPE,
                 text=True,
             ).stdout
             for line in out.splitlines():
