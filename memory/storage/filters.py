@@ -378,9 +378,11 @@ class AttackResultFilter(django_filters.FilterSet):
     """
 
     conversation_id = django_filters.CharFilter(field_name="conversation__conversation_id")
-    outcome = django_filters.MultipleChoiceFilter(choices=AttackOutcome.choices)
+    # distinct=False: both match a column of the attack itself, so no row can repeat, and a
+    # DISTINCT made PostgreSQL de-duplicate the matches before the page's LIMIT.
+    outcome = django_filters.MultipleChoiceFilter(choices=AttackOutcome.choices, distinct=False)
     effective_outcome = django_filters.MultipleChoiceFilter(
-        choices=AttackOutcome.choices, method="filter_effective_outcome"
+        choices=AttackOutcome.choices, method="filter_effective_outcome", distinct=False
     )
     has_human_verdict = StrictBooleanFilter(
         field_name="human_outcome", lookup_expr="isnull", exclude=True
