@@ -12,9 +12,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.exceptions import FieldError
 from django.core.paginator import EmptyPage, PageNotAnInteger, Paginator
 from django.db import DatabaseError, connections, models
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils.functional import cached_property
 from rest_framework import pagination
 
@@ -190,6 +191,42 @@ class Page:
         return f"{self.count:,}" if self.exact else f"{self.count:,}+"
 
 
+def _sorts(queryset: QuerySet) -> bool:
+    """SQLite's plan for ``queryset`` sorts all its rows (not only ties of an index's order)."""
+    return "TEMP B-TREE FOR ORDER BY" in queryset.explain()
+
+
+def walk_in_order(queryset: QuerySet, *, offset: int, limit: int) -> QuerySet:
+    """The same rows in the same order, read by walking the ordering's index on SQLite when
+    that is cheaper than SQLite's own plan.
+
+    SQLite drives a filtered query from the filter's index (a label, a target, a harm
+    category), joins every match and sorts them all before cutting the page: ~100–200 ms for
+    20,000 matches of 100,000 attacks. When the matches are many (the capped count overflowed,
+    so at least one row in ``cap / table`` matches) and the page is near the start, walking
+    the ordering's index and testing each row with ``EXISTS`` stops after a page's worth: a
+    few milliseconds. Rare matches keep SQLite's plan (the walk would visit most of the
+    table before finding them), and so does a query SQLite already reads in order or whose
+    ordering no index serves (the walk would sort too). Two ``EXPLAIN QUERY PLAN`` statements
+    decide; PostgreSQL's planner makes this choice itself, so its queries are left alone.
+    """
+    connection = connections[queryset.db]
+    if connection.vendor != "sqlite" or not queryset.query.where or not queryset.query.order_by:
+        return queryset
+    page = slice(offset, offset + limit)
+    if not _sorts(queryset.values_list("pk")[page]):
+        return queryset
+    walk = queryset.model._default_manager.filter(
+        Exists(queryset.order_by().filter(pk=OuterRef("pk")))
+    ).order_by(*queryset.query.order_by)
+    try:
+        if _sorts(walk.values_list("pk")[page]):
+            return queryset
+    except FieldError:  # the ordering names an annotation of ``queryset``
+        return queryset
+    return walk
+
+
 def paginate(
     queryset: QuerySet,
     *,
@@ -224,7 +261,10 @@ def paginate(
     # Nothing matched: skip the page query (for a text filter it would scan the table again).
     pks = []
     if count:
-        pks = list(queryset.values_list("pk", flat=True)[offset : offset + per_page + 1])
+        keys = queryset
+        if not exact and offset < cap:
+            keys = walk_in_order(queryset, offset=offset, limit=per_page + 1)
+        pks = list(keys.values_list("pk", flat=True)[offset : offset + per_page + 1])
     has_next = len(pks) > per_page
     found = {row.pk: row for row in load(pks[:per_page])} if pks else {}
     rows = [found[pk] for pk in pks[:per_page] if pk in found]
