@@ -22,7 +22,7 @@ from memory.models import (
 from memory.storage.batch import NormalizedBatch
 from redteam.core import identifiers as ids
 from redteam.core.errors import Problem
-from redteam.core.lengths import spec_problems, value_problems
+from redteam.core.lengths import char_limits, spec_problems, value_problems
 
 
 def label_problems(labels: dict[str, Any], path: str) -> Iterator[Problem]:
@@ -56,28 +56,46 @@ def batch_problems(batch: NormalizedBatch) -> list[Problem]:
     column."""
     problems: list[Problem] = []
     add = problems.extend
+    # A batch names a few identifiers many times (the reader parses each distinct one once):
+    # one that fits is not measured again. Paths are spelled out only for what is measured.
+    fits: set[int] = set()
+
+    def identifier(
+        found: ids.ComponentIdentifier | None, path: str, name: str, index: int | None = None
+    ) -> None:
+        if found is None or id(found) in fits:
+            return
+        where = f"{path}.{name}" if index is None else f"{path}.{name}[{index}]"
+        over = list(identifier_problems(found, where))
+        if over:
+            add(over)
+        else:
+            fits.add(id(found))
+
+    conversation_limit = char_limits(Conversation)["conversation_id"]
     for piece in batch.pieces:
         spec, path = piece.spec, piece.path
-        add(
-            value_problems(
-                piece.conversation_id, Conversation, "conversation_id", f"{path}.conversation_id"
-            )
-        )
+        cid = piece.conversation_id
+        if isinstance(cid, str) and len(cid) > conversation_limit:
+            add(value_problems(cid, Conversation, "conversation_id", f"{path}.conversation_id"))
         add(spec_problems(spec, MessagePiece, path))
-        add(label_problems(spec.labels, f"{path}.labels"))
-        add(harm_problems(spec.targeted_harm_categories, f"{path}.targeted_harm_categories"))
+        if spec.labels:
+            add(label_problems(spec.labels, f"{path}.labels"))
+        if spec.targeted_harm_categories:
+            add(harm_problems(spec.targeted_harm_categories, f"{path}.targeted_harm_categories"))
         for index, converter in enumerate(spec.converter_identifiers):
-            add(identifier_problems(converter, f"{path}.converter_identifiers[{index}]"))
-        for name in ("prompt_target_identifier", "attack_identifier", "scorer_identifier"):
-            add(identifier_problems(getattr(spec, name), f"{path}.{name}"))
+            identifier(converter, path, "converter_identifiers", index)
+        identifier(spec.prompt_target_identifier, path, "prompt_target_identifier")
+        identifier(spec.attack_identifier, path, "attack_identifier")
+        identifier(spec.scorer_identifier, path, "scorer_identifier")
     for conversation in batch.conversations:
         path = batch.path_of(conversation)
         add(spec_problems(conversation, Conversation, path))
-        add(identifier_problems(conversation.target_identifier, f"{path}.target_identifier"))
+        identifier(conversation.target_identifier, path, "target_identifier")
     for score in batch.scores:
         path = batch.path_of(score)
         add(spec_problems(score, Score, path))
-        add(identifier_problems(score.scorer_class_identifier, f"{path}.scorer_class_identifier"))
+        identifier(score.scorer_class_identifier, path, "scorer_class_identifier")
     for content in batch.scorable_contents:
         add(spec_problems(content, ScorableContent, batch.path_of(content)))
     for attack in batch.attack_results:

@@ -282,11 +282,19 @@ def column_values(
     return columns
 
 
-def insert_columns(model: type[Model], columns: Sequence[list[Any]]) -> None:
+def insert_columns(
+    model: type[Model], columns: Sequence[list[Any]], *, triggered: bool = False
+) -> None:
     """Insert rows given as :func:`column_values` columns (every one filled), skipping rows
     whose unique key exists: on SQLite one ``executemany`` (the importer's writer runs alone
     in its process, so no other thread waits for the GIL between rows), on PostgreSQL the
-    ``unnest`` statement of :func:`insert_rows`."""
+    ``unnest`` statement of :func:`insert_rows`.
+
+    ``triggered``: the table has row triggers (the dashboards' rollups, ``memory.models.
+    rollup_sql``). On SQLite its rows then go in multi-row ``VALUES`` statements (as many
+    rows as the parameter limit allows): ``executemany`` steps its one statement once per
+    row, and with triggers each step re-runs the trigger program's set-up as well; measured
+    on the importer's 50,000 scores, see docs/performance.md, "PyRIT database import"."""
     if not columns or not columns[0]:
         return
     connection = connections[router.db_for_write(model)]
@@ -310,10 +318,21 @@ def insert_columns(model: type[Model], columns: Sequence[list[Any]]) -> None:
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
         return
-    sql = (
-        f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(fields))}) "
-        "ON CONFLICT DO NOTHING"
-    )
+    one = f"({', '.join(['%s'] * len(fields))})"
+    if triggered:
+        rows = list(zip(*columns, strict=True))
+        per_chunk = max(1, _max_params(connection) // len(fields))
+        with connection.cursor() as cursor:
+            for start in range(0, len(rows), per_chunk):
+                chunk = rows[start : start + per_chunk]
+                cursor.execute(
+                    f"INSERT INTO {table} ({names}) VALUES "
+                    + ", ".join([one] * len(chunk))
+                    + " ON CONFLICT DO NOTHING",
+                    [value for row in chunk for value in row],
+                )
+        return
+    sql = f"INSERT INTO {table} ({names}) VALUES {one} ON CONFLICT DO NOTHING"
     with connection.cursor() as cursor:
         cursor.executemany(sql, list(zip(*columns, strict=True)))
 

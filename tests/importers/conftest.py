@@ -39,8 +39,8 @@ def fail_a_chunk_of_pieces(monkeypatch, error: BaseException, *, number: int) ->
         real(model, rows)
         check(model, rows)
 
-    def failing_direct(model, columns):
-        real_direct(model, columns)
+    def failing_direct(model, columns, **options):
+        real_direct(model, columns, **options)
         check(model, columns[0] if columns else [])
 
     monkeypatch.setattr(write, "insert_rows", failing)

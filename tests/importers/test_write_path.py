@@ -10,6 +10,10 @@ counters where they were, so they are equal outright; PostgreSQL sequences do no
 so there they are offset, and the rank is what must match. Labels, harm categories and media
 locations, inserted in the order of a Python set, are ranked by what they hold; the rows of a
 many-to-many index (a conversation's labels) are the pair they link, without a key of their own.
+
+Both imports must also announce the same successful attacks (``memory.storage.events``), and
+after each the dashboards' rollups, which triggers keep, must equal a recount of the raw tables
+(``rollup_sql.check``): the direct path inserts the triggered tables its own way.
 """
 
 from __future__ import annotations
@@ -22,9 +26,10 @@ from typing import Any
 import pytest
 from django.apps import apps
 from django.conf import settings
-from django.db import models, transaction
+from django.db import connection, models, transaction
 
-from memory.models import HarmCategory, Label, MediaLocation
+from memory.models import HarmCategory, Label, MediaLocation, rollup_sql
+from memory.storage import events
 from memory.transfer.importers.direct import DirectWriter
 from memory.transfer.importers.runner import Importer
 from memory.transfer.importers.service import import_pyrit_db
@@ -151,9 +156,37 @@ def _forget_media() -> None:
     shutil.rmtree(settings.MEDIA_ROOT, ignore_errors=True)
 
 
+def _announced(run: Any) -> list[str]:
+    """``run()``, and the attack ids it announced (``events.attacks_succeeded``), in order."""
+    heard: list[str] = []
+
+    def receiver(sender: Any, attack_ids: list[Any], **kwargs: Any) -> None:
+        heard.extend(str(a) for a in attack_ids)
+
+    events.attacks_succeeded.connect(receiver, dispatch_uid="test_write_path")
+    try:
+        run()
+    finally:
+        events.attacks_succeeded.disconnect(dispatch_uid="test_write_path")
+    return heard
+
+
+def _rollups_exact() -> None:
+    """The dashboards' rollups, kept by triggers, equal a recount of the raw tables."""
+    assert rollup_sql.check(connection) == []
+
+
 def _through(db: Path, path: str) -> dict[str, Any]:
-    summary = import_pyrit_db(path=db, write_path=path)
+    summary: Any = None
+
+    def run() -> None:
+        nonlocal summary
+        summary = import_pyrit_db(path=db, write_path=path)
+
+    announced = _announced(run)
+    _rollups_exact()
     return {
+        "announced": announced,
         "created": summary.created,
         "updated": summary.updated,
         "unchanged": summary.unchanged,
@@ -221,14 +254,22 @@ def test_direct_path_equals_the_service_on_the_benchmark_file(tmp_path, direct_c
     db = tmp_path / "bench.db"
     generate(db, conversations=60, turns=7)
     service_dump: dict = {}
+    service_announced: list[str] = []
     try:
         with transaction.atomic():
-            import_pyrit_db(path=db, write_path="service", chunk_rows=97)
+            service_announced = _announced(
+                lambda: import_pyrit_db(path=db, write_path="service", chunk_rows=97)
+            )
+            _rollups_exact()
             service_dump = dump()
             raise _Rollback
     except _Rollback:
         _forget_media()
-    import_pyrit_db(path=db, write_path="direct", chunk_rows=97)
+    direct_announced = _announced(
+        lambda: import_pyrit_db(path=db, write_path="direct", chunk_rows=97)
+    )
+    _rollups_exact()
+    assert service_announced and direct_announced == service_announced
     assert_same(service_dump, dump())
     # every chunk of pieces (each continues a conversation of the one before) and of scores
     # went direct; the attack results went to the service

@@ -39,7 +39,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from django.db import router, transaction
+from django.db import connections, router, transaction
 from django.db.models import Max
 
 from memory.models import (
@@ -49,6 +49,7 @@ from memory.models import (
     PieceConverter,
     ScorableContent,
     Score,
+    rollup_sql,
 )
 from memory.models.media import media_key
 from memory.models.media_links import MediaIndex
@@ -69,6 +70,7 @@ from memory.storage.write import (
 )
 from redteam.core import identifiers as ids
 from redteam.core.bulk import (
+    chunked,
     column_names,
     column_values,
     existing_keys,
@@ -502,7 +504,7 @@ class DirectWriter:
         if stored:
             keep = [i for i, cid in enumerate(rows.conversation_ids) if cid not in stored]
             conversations = [[column[i] for i in keep] for column in conversations]  # type: ignore[index]
-        insert_columns(Conversation, conversations)  # type: ignore[arg-type]
+        _insert_columns(Conversation, conversations)  # type: ignore[arg-type]
         conversation_pks = _conversation_pks(rows.conversation_ids)
 
         new_messages = [m for m in rows.messages if (m[0], m[1]) not in messages_stored]
@@ -546,7 +548,7 @@ class DirectWriter:
             pieces[_column(MessagePiece, name)] = [
                 None if m is None or media is None else _blob_pk(media, m) for m in values
             ]
-        insert_columns(MessagePiece, pieces)  # type: ignore[arg-type]
+        _insert_columns(MessagePiece, pieces)  # type: ignore[arg-type]
 
         pks = self.identifier_pks
         _insert(PieceConverter, [(piece, i, pks[h]) for piece, i, h, _ in rows.links])
@@ -581,12 +583,7 @@ class DirectWriter:
         )
         elsewhere = {h for h in scored if h is not None and h not in homes}
         if elsewhere:
-            homes.update(
-                (piece.hex, pk)
-                for piece, pk in MessagePiece.objects.conversation_pks(
-                    [uuid.UUID(hex=h) for h in elsewhere]
-                ).items()
-            )
+            homes.update(_piece_conversations(elsewhere))
         scores[_column(Score, "conversation_id")] = [homes.get(h) for h in scored]
         scores[_column(Score, "scorer_class_identifier_id")] = self._pks(
             rows.score_identifiers  # type: ignore[arg-type]
@@ -603,7 +600,7 @@ class DirectWriter:
         scores[_column(Score, "scorable_content_id")] = [
             c if c in contents else None for c in rows.score_contents
         ]
-        insert_columns(Score, scores)  # type: ignore[arg-type]
+        _insert_columns(Score, scores)  # type: ignore[arg-type]
 
     def _write_tags(
         self, rows: DirectRows, conversation_pks: dict[str, int], stored: dict[str, Conversation]
@@ -678,7 +675,24 @@ def _insert(model: Any, rows: list[tuple[Any, ...]]) -> None:
     """Rows of integer (and, for converter links, hex UUID) columns, all of ``model``'s
     columns in order: nothing to adapt."""
     if rows:
-        insert_columns(model, [list(column) for column in zip(*rows, strict=True)])
+        _insert_columns(model, [list(column) for column in zip(*rows, strict=True)])
+
+
+#: Tables with the dashboards' rollup triggers (their rows go in multi-row statements).
+_TRIGGERED = frozenset(
+    {
+        rollup_sql.ATTACK,
+        rollup_sql.CONVERSATION,
+        rollup_sql.SCORE,
+        rollup_sql.LABEL_LINK,
+        rollup_sql.HARM_LINK,
+        rollup_sql.IDENTIFIER,
+    }
+)
+
+
+def _insert_columns(model: Any, columns: list[Any]) -> None:
+    insert_columns(model, columns, triggered=model._meta.db_table in _TRIGGERED)
 
 
 def _batch_identifiers(batch: NormalizedBatch) -> Iterable[ids.ComponentIdentifier | None]:
@@ -693,6 +707,30 @@ def _batch_identifiers(batch: NormalizedBatch) -> Iterable[ids.ComponentIdentifi
         yield score.scorer_class_identifier
     for conversation in batch.conversations:
         yield conversation.target_identifier
+
+
+def _piece_conversations(piece_ids: set[str]) -> dict[str, int]:
+    """``{piece id: conversation pk}`` of the stored pieces among ``piece_ids`` (hex text):
+    one raw statement (``MessagePiece.objects.conversation_pks`` without a UUID object or a
+    compiled ORM query per chunk of scores)."""
+    connection = connections[router.db_for_read(MessagePiece)]
+    quote = connection.ops.quote_name
+    piece = quote(MessagePiece._meta.db_table)
+    message = quote(Message._meta.db_table)
+    select = (
+        f"SELECT p.{quote('id')}, m.{quote('conversation_id')} FROM {piece} p "
+        f"JOIN {message} m ON m.{quote('id')} = p.{quote('message_id')} WHERE p.{quote('id')} "
+    )
+    found: dict[str, int] = {}
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(select + "= ANY(%s::uuid[])", ["{" + ",".join(piece_ids) + "}"])
+            found.update((key.hex, pk) for key, pk in cursor.fetchall())
+            return found
+        for part in chunked(piece_ids):
+            cursor.execute(select + f"IN ({', '.join(['%s'] * len(part))})", part)
+            found.update(cursor.fetchall())
+    return found
 
 
 def _conversation_pks(conversation_ids: set[str]) -> dict[str, int]:
