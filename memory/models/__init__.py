@@ -30,6 +30,8 @@ from memory.models.queues import QueueResolution, ReviewQueue
 from memory.models.records import PyritRecord
 from memory.models.reviews import HumanOutcome, HumanVerdict
 from memory.models.rollups import (
+    ConverterRollup,
+    CountRollup,
     FactRollup,
     HarmListRollup,
     HarmRollup,
@@ -57,6 +59,8 @@ __all__ = [
     "ComponentIdentifier",
     "ComponentIdentifierChild",
     "Conversation",
+    "ConverterRollup",
+    "CountRollup",
     "CrosswalkLoad",
     "CrosswalkMapping",
     "CrosswalkOrigin",

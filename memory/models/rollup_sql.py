@@ -29,6 +29,8 @@ LABEL_LINK = "memory_attackresult_label_index"
 HARM_LINK = "memory_attackresult_harm_category_index"
 IDENTIFIER = "memory_componentidentifier"
 HARM_CATEGORY = "memory_harmcategory"
+PIECE = "memory_messagepiece"
+CONVERTER_LINK = "memory_conversation_converter_index"
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,17 @@ HARMLIST = Rollup(
 LABEL = Rollup("memory_rollup_label", ("label", "outcome", "human"))
 HARM = Rollup("memory_rollup_harm", ("harm", "outcome", "human"))
 SCORES = Rollup("memory_rollup_score", ("scorer", "kind", "valued", "bucket", "human"))
-ROLLUPS = (FACT, HOUR, OBJECTIVE, HARMLIST, LABEL, HARM, SCORES)
+#: The volume part's table counts, by name (``conversations``; ``pieces`` on PostgreSQL).
+COUNT = Rollup("memory_rollup_count", ("name",))
+CONVERTER = Rollup(
+    "memory_rollup_converter", ("converters_key", "outcome", "human"), ("converters",)
+)
+#: The rollups of migration 0022, created together and kept by the same triggers.
+FIRST = (FACT, HOUR, OBJECTIVE, HARMLIST, LABEL, HARM, SCORES)
+ROLLUPS = (*FIRST, COUNT, CONVERTER)
 
-#: Every trigger the rollups need, by name (``check`` reports missing ones: a table rebuilt
-#: by a later migration on SQLite loses its triggers).
-TRIGGERS = {
+#: The triggers of the first rollups (:data:`FIRST`), by name.
+_FIRST_TRIGGERS = {
     "sqlite": (
         "redline_rollup_attack_insert",
         "redline_rollup_attack_delete",
@@ -90,6 +98,49 @@ TRIGGERS = {
         "redline_rollup_harm_update",
     ),
 }
+
+
+#: The count and converter rollups' triggers, by name, with the table each is on.
+_COUNT_TRIGGERS = {
+    "sqlite": {
+        "redline_rollup_count_conversation_insert": CONVERSATION,
+        "redline_rollup_count_conversation_delete": CONVERSATION,
+    },
+    "postgresql": {
+        "redline_rollup_count_conversation_insert": CONVERSATION,
+        "redline_rollup_count_conversation_delete": CONVERSATION,
+        "redline_rollup_count_piece_insert": PIECE,
+        "redline_rollup_count_piece_delete": PIECE,
+    },
+}
+_CONVERTER_TRIGGERS = {
+    vendor: {
+        "redline_rollup_converter_attack_insert": ATTACK,
+        "redline_rollup_converter_attack_delete": ATTACK,
+        "redline_rollup_converter_attack_update": ATTACK,
+        "redline_rollup_converter_link_insert": CONVERTER_LINK,
+        "redline_rollup_converter_link_delete": CONVERTER_LINK,
+        "redline_rollup_converter_link_update": CONVERTER_LINK,
+    }
+    for vendor in ("sqlite", "postgresql")
+}
+
+
+def triggers(vendor: str, rollups: tuple[Rollup, ...] = ROLLUPS) -> tuple[str, ...]:
+    """The triggers that keep ``rollups`` (``check`` reports missing ones: a table rebuilt by
+    a later migration on SQLite loses its triggers)."""
+    out: tuple[str, ...] = ()
+    if FACT in rollups:
+        out += _FIRST_TRIGGERS[vendor]
+    if COUNT in rollups:
+        out += tuple(_COUNT_TRIGGERS[vendor])
+    if CONVERTER in rollups:
+        out += tuple(_CONVERTER_TRIGGERS[vendor])
+    return out
+
+
+#: Every trigger the rollups need, by name.
+TRIGGERS = {vendor: triggers(vendor) for vendor in ("sqlite", "postgresql")}
 
 
 def _upsert(rollup: Rollup, values: list[str], n: str, rest: str) -> str:
@@ -400,6 +451,293 @@ def harm_link_statement_statements(op: str) -> list[str]:
     return out
 
 
+# --- the count and converter rollups ---------------------------------------------------------
+
+
+def _count_statement(name: str, n: str, rest: str) -> str:
+    return _upsert(COUNT, [f"'{name}'"], n, rest)
+
+
+def _converter_set(vendor: str, ids: str) -> str:
+    """The converter set of the identifier ids ``ids`` selects (one column ``i``): ascending,
+    comma-separated; NULL when it selects none."""
+    if vendor == "postgresql":
+        return f"(SELECT string_agg(c.i::text, ',' ORDER BY c.i) FROM ({ids}) c)"
+    return f"(SELECT group_concat(c.i) FROM ({ids} ORDER BY 1) c)"
+
+
+def _links_of(conversation: str) -> str:
+    return (
+        f"SELECT x.componentidentifier_id AS i FROM {CONVERTER_LINK} x "
+        f"WHERE x.conversation_id = {conversation}"
+    )
+
+
+def _converters_key(vendor: str, converters: str) -> str:
+    return f"md5({converters})" if vendor == "postgresql" else converters
+
+
+def _converter_values(vendor: str, converters: str, outcome: str, human: str) -> list[str]:
+    return [_converters_key(vendor, converters), outcome, human, converters]
+
+
+def converter_attack_row_statements(vendor: str, row: str, sign: str) -> list[str]:
+    """What one attack row adds to (takes from) the converter rollup: its conversation's set."""
+    return [
+        _upsert(
+            CONVERTER,
+            _converter_values(vendor, "ch.ids", f"{row}.outcome", _human(row)),
+            sign,
+            f"FROM (SELECT {_converter_set(vendor, _links_of(f'{row}.conversation_id'))} AS ids) "
+            "ch WHERE ch.ids IS NOT NULL",
+        )
+    ]
+
+
+def converter_attack_statement_statements(vendor: str, rows: str, sign: str) -> list[str]:
+    """PostgreSQL: the attacks of a statement's transition table ``rows``, at once."""
+    return [
+        _upsert(
+            CONVERTER,
+            _converter_values(vendor, "m.ids", "m.outcome", "m.human"),
+            f"{sign} * COUNT(*)",
+            f"FROM (SELECT {_converter_set(vendor, _links_of('t.conversation_id'))} AS ids, "
+            f"t.outcome, {_human('t')} AS human FROM {rows} t) m WHERE m.ids IS NOT NULL "
+            "GROUP BY m.ids, m.outcome, m.human",
+        )
+    ]
+
+
+def _converter_move(vendor: str, conversation: str, before: str, now: str) -> list[str]:
+    """The attacks of ``conversation`` move from converter set ``before`` to ``now``."""
+    out = []
+    for term, sign in (("ch.was", "-1"), ("ch.now", "1")):
+        out.append(
+            _upsert(
+                CONVERTER,
+                _converter_values(vendor, term, "a.outcome", _human("a")),
+                f"{sign} * COUNT(*)",
+                f"FROM (SELECT {before} AS was, {now} AS now) ch, {ATTACK} a "
+                f"WHERE a.conversation_id = {conversation} AND {term} IS NOT NULL "
+                "AND ch.was IS NOT ch.now "
+                "GROUP BY a.outcome, 3",
+            )
+        )
+    return out
+
+
+def converter_link_row_statements(vendor: str, op: str) -> list[str]:
+    """SQLite's converter link trigger, row by row: the set of the conversation(s) the link
+    row names, before the row's change and now."""
+
+    def before(conversation: str) -> str:
+        ids = _links_of(conversation)
+        if op in ("INSERT", "UPDATE"):
+            ids += (
+                " AND NOT (x.conversation_id = NEW.conversation_id "
+                "AND x.componentidentifier_id = NEW.componentidentifier_id)"
+            )
+        if op in ("DELETE", "UPDATE"):
+            ids += (
+                " UNION SELECT OLD.componentidentifier_id "
+                f"WHERE OLD.conversation_id = {conversation}"
+            )
+        return _converter_set(vendor, ids)
+
+    conversations = {"INSERT": ["NEW"], "DELETE": ["OLD"], "UPDATE": ["OLD", "NEW"]}[op]
+    out = []
+    for row in conversations:
+        conversation = f"{row}.conversation_id"
+        moves = _converter_move(
+            vendor,
+            conversation,
+            before(conversation),
+            _converter_set(vendor, _links_of(conversation)),
+        )
+        if op == "UPDATE" and row == "NEW":
+            moves = [
+                m.replace(" GROUP BY", " AND OLD.conversation_id <> NEW.conversation_id GROUP BY")
+                for m in moves
+            ]
+        out += moves
+    return out
+
+
+def converter_link_statement_statements(vendor: str, op: str) -> list[str]:
+    """PostgreSQL's converter link trigger, once per statement, over its transition tables
+    ``new_rows`` / ``old_rows``: per conversation touched, its set before and after."""
+    touched = []
+    was = _links_of("t.id")
+    if op in ("INSERT", "UPDATE"):
+        touched.append("SELECT conversation_id AS id FROM new_rows")
+        was = (
+            f"({was} EXCEPT SELECT n.componentidentifier_id FROM new_rows n "
+            "WHERE n.conversation_id = t.id)"
+        )
+    if op in ("DELETE", "UPDATE"):
+        touched.append("SELECT conversation_id AS id FROM old_rows")
+        was = (
+            f"{was} UNION SELECT o.componentidentifier_id FROM old_rows o "
+            "WHERE o.conversation_id = t.id"
+        )
+    now = _converter_set(vendor, _links_of("t.id"))
+    moved = " UNION ALL ".join(
+        f"SELECT {term} AS ids, a.outcome, {_human('a')} AS human, {sign} AS d FROM ch "
+        f"JOIN {ATTACK} a ON a.conversation_id = ch.id "
+        f"WHERE {term} IS NOT NULL AND ch.was IS DISTINCT FROM ch.now"
+        for term, sign in (("ch.was", "-1"), ("ch.now", "1"))
+    )
+    return [
+        # UNION, or DISTINCT: a conversation is touched once however many of its links changed.
+        f"WITH touched AS (SELECT DISTINCT id FROM ({' UNION '.join(touched)}) t), "
+        f"ch AS (SELECT t.id, {_converter_set(vendor, was)} AS was, {now} AS now "
+        "FROM touched t), "
+        f"moved AS ({moved}) "
+        + _upsert(
+            CONVERTER,
+            _converter_values(vendor, "m.ids", "m.outcome", "m.human"),
+            "SUM(m.d)",
+            "FROM moved m WHERE true GROUP BY m.ids, m.outcome, m.human HAVING SUM(m.d) <> 0",
+        )
+    ]
+
+
+_CONVERTER_ATTACK_COLUMNS = ("conversation_id", "outcome", "human_outcome")
+
+
+def _count_create_sql(vendor: str) -> list[str]:
+    if vendor == "sqlite":
+        return [
+            _sqlite_trigger(
+                "redline_rollup_count_conversation_insert",
+                "INSERT",
+                CONVERSATION,
+                [_count_statement("conversations", "1", "WHERE true")],
+            ),
+            _sqlite_trigger(
+                "redline_rollup_count_conversation_delete",
+                "DELETE",
+                CONVERSATION,
+                [_count_statement("conversations", "-1", "WHERE true")],
+            ),
+        ]
+    out = []
+    for name, table, noun in (
+        ("conversation", CONVERSATION, "conversations"),
+        ("piece", PIECE, "pieces"),
+    ):
+        for op, rows, sign in (("INSERT", "new_rows", "1"), ("DELETE", "old_rows", "-1")):
+            trigger = f"redline_rollup_count_{name}_{op.lower()}"
+            referencing = "NEW TABLE AS new_rows" if op == "INSERT" else "OLD TABLE AS old_rows"
+            out.append(
+                _pg_function(
+                    trigger,
+                    _pg_block(
+                        [
+                            _count_statement(
+                                noun, f"{sign} * COUNT(*)", f"FROM {rows} HAVING COUNT(*) > 0"
+                            )
+                        ]
+                    ),
+                )
+            )
+            out.append(
+                f"CREATE TRIGGER {trigger} AFTER {op} ON {table} REFERENCING {referencing} "
+                f"FOR EACH STATEMENT EXECUTE FUNCTION {trigger}()"
+            )
+    return out
+
+
+def _converter_create_sql(vendor: str) -> list[str]:
+    changed = _changed(vendor, _CONVERTER_ATTACK_COLUMNS)
+    if vendor == "sqlite":
+        return [
+            _sqlite_trigger(
+                "redline_rollup_converter_attack_insert",
+                "INSERT",
+                ATTACK,
+                converter_attack_row_statements(vendor, "NEW", "1"),
+            ),
+            _sqlite_trigger(
+                "redline_rollup_converter_attack_delete",
+                "DELETE",
+                ATTACK,
+                converter_attack_row_statements(vendor, "OLD", "-1"),
+            ),
+            _sqlite_trigger(
+                "redline_rollup_converter_attack_update",
+                "UPDATE",
+                ATTACK,
+                converter_attack_row_statements(vendor, "OLD", "-1")
+                + converter_attack_row_statements(vendor, "NEW", "1"),
+                changed,
+            ),
+            *(
+                _sqlite_trigger(
+                    f"redline_rollup_converter_link_{op.lower()}",
+                    op,
+                    CONVERTER_LINK,
+                    converter_link_row_statements(vendor, op),
+                )
+                for op in ("INSERT", "DELETE", "UPDATE")
+            ),
+        ]
+    out = []
+    for op, rows, sign in (("INSERT", "new_rows", "1"), ("DELETE", "old_rows", "-1")):
+        trigger = f"redline_rollup_converter_attack_{op.lower()}"
+        referencing = "NEW TABLE AS new_rows" if op == "INSERT" else "OLD TABLE AS old_rows"
+        out.append(
+            _pg_function(
+                trigger, _pg_block(converter_attack_statement_statements(vendor, rows, sign))
+            )
+        )
+        out.append(
+            f"CREATE TRIGGER {trigger} AFTER {op} ON {ATTACK} REFERENCING {referencing} "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION {trigger}()"
+        )
+    # An update changes the set of few attacks (a verdict, an outcome): row by row, only when
+    # a counted column changed.
+    out.append(
+        _pg_function(
+            "redline_rollup_converter_attack_update",
+            _pg_block(
+                converter_attack_row_statements(vendor, "OLD", "-1")
+                + converter_attack_row_statements(vendor, "NEW", "1")
+            ),
+        )
+    )
+    out.append(
+        f"CREATE TRIGGER redline_rollup_converter_attack_update AFTER UPDATE ON {ATTACK} "
+        f"FOR EACH ROW WHEN ({changed}) "
+        "EXECUTE FUNCTION redline_rollup_converter_attack_update()"
+    )
+    for op, referencing in (
+        ("INSERT", "NEW TABLE AS new_rows"),
+        ("DELETE", "OLD TABLE AS old_rows"),
+        ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
+    ):
+        trigger = f"redline_rollup_converter_link_{op.lower()}"
+        out.append(
+            _pg_function(trigger, _pg_block(converter_link_statement_statements(vendor, op)))
+        )
+        out.append(
+            f"CREATE TRIGGER {trigger} AFTER {op} ON {CONVERTER_LINK} REFERENCING {referencing} "
+            f"FOR EACH STATEMENT EXECUTE FUNCTION {trigger}()"
+        )
+    return out
+
+
+def _pg_function(name: str, body: str) -> str:
+    return (
+        f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$\n"
+        f"BEGIN\n{body}\nRETURN NULL;\nEND\n$$"
+    )
+
+
+def _pg_block(statements: list[str]) -> str:
+    return "".join(f"  {s};\n" for s in statements)
+
+
 _ATTACK_COLUMNS = (
     "attack_identifier_id",
     "atomic_attack_identifier_id",
@@ -428,8 +766,21 @@ def _sqlite_trigger(name: str, event: str, table: str, body: list[str], when: st
     )
 
 
-def create_sql(vendor: str) -> list[str]:
-    """The statements that create every rollup trigger (and, on PostgreSQL, its function)."""
+def create_sql(vendor: str, rollups: tuple[Rollup, ...] = ROLLUPS) -> list[str]:
+    """The statements that create the triggers of ``rollups`` (and, on PostgreSQL, their
+    functions)."""
+    out = []
+    if FACT in rollups:
+        out += _first_create_sql(vendor)
+    if COUNT in rollups:
+        out += _count_create_sql(vendor)
+    if CONVERTER in rollups:
+        out += _converter_create_sql(vendor)
+    return out
+
+
+def _first_create_sql(vendor: str) -> list[str]:
+    """The triggers of the first rollups (:data:`FIRST`)."""
     if vendor == "sqlite":
         attack_new = attack_row_statements(vendor, "NEW", "1")
         attack_old = attack_row_statements(vendor, "OLD", "-1")
@@ -499,14 +850,7 @@ def create_sql(vendor: str) -> list[str]:
             ),
         ]
 
-    def function(name: str, body: str) -> str:
-        return (
-            f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$\n"
-            f"BEGIN\n{body}\nRETURN NULL;\nEND\n$$"
-        )
-
-    def block(statements: list[str]) -> str:
-        return "".join(f"  {s};\n" for s in statements)
+    function, block = _pg_function, _pg_block
 
     attack_body = (
         "IF TG_OP IN ('UPDATE', 'DELETE') THEN\n"
@@ -590,36 +934,44 @@ def create_sql(vendor: str) -> list[str]:
     return out
 
 
-def drop_sql(vendor: str) -> list[str]:
-    """The statements that remove every rollup trigger (and function)."""
+def drop_sql(vendor: str, rollups: tuple[Rollup, ...] = ROLLUPS) -> list[str]:
+    """The statements that remove the triggers (and functions) of ``rollups``."""
     if vendor == "sqlite":
-        return [f"DROP TRIGGER IF EXISTS {name}" for name in TRIGGERS["sqlite"]]
-    tables = {
-        "redline_rollup_attack": ATTACK,
-        "redline_rollup_attack_update": ATTACK,
-        "redline_rollup_conversation": CONVERSATION,
-        "redline_rollup_conversation_update": CONVERSATION,
-        "redline_rollup_score": SCORE,
-        "redline_rollup_score_update": SCORE,
-        "redline_rollup_label": LABEL_LINK,
-        "redline_rollup_identifier": IDENTIFIER,
-        "redline_rollup_identifier_update": IDENTIFIER,
-        "redline_rollup_harm_insert": HARM_LINK,
-        "redline_rollup_harm_delete": HARM_LINK,
-        "redline_rollup_harm_update": HARM_LINK,
-    }
+        return [f"DROP TRIGGER IF EXISTS {name}" for name in triggers(vendor, rollups)]
+    tables: dict[str, str] = {}
+    functions: list[str] = []
+    if FACT in rollups:
+        tables |= {
+            "redline_rollup_attack": ATTACK,
+            "redline_rollup_attack_update": ATTACK,
+            "redline_rollup_conversation": CONVERSATION,
+            "redline_rollup_conversation_update": CONVERSATION,
+            "redline_rollup_score": SCORE,
+            "redline_rollup_score_update": SCORE,
+            "redline_rollup_label": LABEL_LINK,
+            "redline_rollup_identifier": IDENTIFIER,
+            "redline_rollup_identifier_update": IDENTIFIER,
+            "redline_rollup_harm_insert": HARM_LINK,
+            "redline_rollup_harm_delete": HARM_LINK,
+            "redline_rollup_harm_update": HARM_LINK,
+        }
+        functions += [
+            "redline_rollup_attack",
+            "redline_rollup_conversation",
+            "redline_rollup_score",
+            "redline_rollup_label",
+            "redline_rollup_identifier",
+            "redline_rollup_harm_insert",
+            "redline_rollup_harm_delete",
+            "redline_rollup_harm_update",
+        ]
+    # Each later trigger has a function of its own name.
+    for rollup, named in ((COUNT, _COUNT_TRIGGERS), (CONVERTER, _CONVERTER_TRIGGERS)):
+        if rollup in rollups:
+            tables |= named[vendor]
+            functions += list(named[vendor])
     out = [f"DROP TRIGGER IF EXISTS {name} ON {table}" for name, table in tables.items()]
-    for name in (
-        "redline_rollup_attack",
-        "redline_rollup_conversation",
-        "redline_rollup_score",
-        "redline_rollup_label",
-        "redline_rollup_identifier",
-        "redline_rollup_harm_insert",
-        "redline_rollup_harm_delete",
-        "redline_rollup_harm_update",
-    ):
-        out.append(f"DROP FUNCTION IF EXISTS {name}()")
+    out += [f"DROP FUNCTION IF EXISTS {name}()" for name in functions]
     return out
 
 
@@ -669,15 +1021,37 @@ def raw_groupings(vendor: str) -> dict[Rollup, str]:
             f"{score_bucket(vendor, 's')}, CASE WHEN s.reviewer_id IS NULL THEN 0 ELSE 1 END, "
             f"COUNT(*) FROM {SCORE} s GROUP BY 1, 2, 3, 4, 5"
         ),
+        COUNT: f"SELECT 'conversations', COUNT(*) FROM {CONVERSATION}"
+        + (f" UNION ALL SELECT 'pieces', COUNT(*) FROM {PIECE}" if vendor == "postgresql" else ""),
+        CONVERTER: (
+            f"SELECT {_converters_key(vendor, 'ch.ids')}, a.outcome, {human}, MIN(ch.ids), "
+            f"COUNT(*) FROM ({converter_sets(vendor)}) ch "
+            f"JOIN {ATTACK} a ON a.conversation_id = ch.conversation_id GROUP BY 1, 2, 3"
+        ),
     }
 
 
-def rebuild(connection: Any) -> dict[str, int]:
-    """Recompute every rollup from the raw tables (in the caller's transaction); returns the
+def converter_sets(vendor: str) -> str:
+    """Every conversation's converter set (``conversation_id``, ``ids``), as the triggers
+    write it: ascending ids, comma-separated."""
+    if vendor == "postgresql":
+        ids = "string_agg(x.componentidentifier_id::text, ',' ORDER BY x.componentidentifier_id)"
+        return f"SELECT x.conversation_id, {ids} AS ids FROM {CONVERTER_LINK} x GROUP BY 1"
+    return (
+        "SELECT x.conversation_id, group_concat(x.componentidentifier_id) AS ids FROM "
+        f"(SELECT conversation_id, componentidentifier_id FROM {CONVERTER_LINK} "
+        "ORDER BY conversation_id, componentidentifier_id) x GROUP BY 1"
+    )
+
+
+def rebuild(connection: Any, rollups: tuple[Rollup, ...] = ROLLUPS) -> dict[str, int]:
+    """Recompute ``rollups`` from the raw tables (in the caller's transaction); returns the
     rows written per table."""
     written = {}
     with connection.cursor() as cursor:
         for rollup, select in raw_groupings(connection.vendor).items():
+            if rollup not in rollups:
+                continue
             columns = ", ".join((*rollup.keys, *rollup.extra, "n"))
             cursor.execute(f"DELETE FROM {rollup.table}")
             cursor.execute(f"INSERT INTO {rollup.table} ({columns}) {select}")
@@ -720,13 +1094,43 @@ def check(connection: Any) -> list[str]:
     return problems
 
 
+def rollups_at(apps: Any) -> tuple[Rollup, ...]:
+    """The rollups whose tables exist in a migration's state ``apps``: a migration creates
+    (and recounts) the triggers of those only."""
+    tables = {model._meta.db_table for model in apps.get_app_config("memory").get_models()}
+    return tuple(rollup for rollup in ROLLUPS if rollup.table in tables)
+
+
 def triggers_create_and_recount(apps: Any, schema_editor: Any) -> None:
-    """Migration step: create the rollup triggers, then recount every rollup."""
+    """Migration step: (re-)create the triggers of the rollups the state ``apps`` has, then
+    recount those rollups."""
     connection = schema_editor.connection
+    rollups = rollups_at(apps)
     with connection.cursor() as cursor:
-        for statement in create_sql(connection.vendor):
+        for statement in drop_sql(connection.vendor):
             cursor.execute(statement)
-    rebuild(connection)
+        for statement in create_sql(connection.vendor, rollups):
+            cursor.execute(statement)
+    rebuild(connection, rollups)
+
+
+def triggers_add(*rollups: Rollup) -> tuple[Any, Any]:
+    """The migration steps (forwards, backwards) of a migration that adds ``rollups``: create
+    their triggers and count them; going back, drop their triggers (the tables go after)."""
+
+    def forwards(apps: Any, schema_editor: Any) -> None:
+        connection = schema_editor.connection
+        with connection.cursor() as cursor:
+            for statement in create_sql(connection.vendor, rollups):
+                cursor.execute(statement)
+        rebuild(connection, rollups)
+
+    def backwards(apps: Any, schema_editor: Any) -> None:
+        with schema_editor.connection.cursor() as cursor:
+            for statement in drop_sql(schema_editor.connection.vendor, rollups):
+                cursor.execute(statement)
+
+    return forwards, backwards
 
 
 def triggers_drop(apps: Any, schema_editor: Any) -> None:

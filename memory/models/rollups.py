@@ -150,3 +150,37 @@ class ScoreRollup(models.Model):
 
     def __str__(self) -> str:
         return f"{self.n} × scorer {self.scorer} {self.kind} bin {self.bucket}"
+
+
+class CountRollup(models.Model):
+    """Rows of a raw table, by name: ``conversations`` on both databases, ``pieces`` on
+    PostgreSQL only (SQLite counts its pieces faster than a trigger per piece would cost its
+    ingestion). The volume part's whole-memory counts."""
+
+    name = models.CharField(max_length=32, unique=True)
+    n = models.BigIntegerField(default=0)
+
+    class Meta:
+        db_table = "memory_rollup_count"
+
+    def __str__(self) -> str:
+        return f"{self.n} {self.name}"
+
+
+class ConverterRollup(_Rollup):
+    """Attacks per converter set and outcomes: ``converters`` is the set of converter
+    identifier ids of the attack's main conversation (``Conversation.converter_index``),
+    ascending, comma-separated; attacks whose conversation used none are not counted.
+    ``converters_key`` is the text on SQLite and its MD5 on PostgreSQL (whose unique index
+    limits a key's size)."""
+
+    converters = models.TextField()
+    converters_key = models.TextField()
+
+    class Meta:
+        db_table = "memory_rollup_converter"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["converters_key", "outcome", "human"], name="memory_rollup_converter_key"
+            )
+        ]

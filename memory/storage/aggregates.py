@@ -674,12 +674,34 @@ def headline(scope: Scope) -> Headline:
 def volume(scope: Scope) -> Volume:
     """Conversations (main and related), pieces and scores behind the attacks.
 
-    Unfiltered, these are plain table counts (three queries). Filtered, they follow the
-    attacks to their conversations and read each one's stored piece count and home scores, so
-    they cost in proportion to the conversations, not to the pieces behind them: one
-    statement, in which the scope's conversation ids are a CTE computed once (both databases
-    materialise a CTE used more than once) instead of once per count.
+    Unfiltered, one statement reading the rollups (:mod:`memory.models.rollups`): the
+    conversations (and on PostgreSQL the pieces) from ``memory_rollup_count``, the scores
+    summed over ``memory_rollup_score``; SQLite counts its pieces itself, which costs it less
+    than a trigger per stored piece would. Filtered, they follow the attacks to their
+    conversations and read each one's stored piece count and home scores, so they cost in
+    proportion to the conversations, not to the pieces behind them: one statement, in which
+    the scope's conversation ids are a CTE computed once (both databases materialise a CTE
+    used more than once) instead of once per count.
     """
+    if scope.from_rollups:
+        connection = connections[scope.attacks.db]
+        if connection.vendor == "postgresql":
+            pieces = "SELECT n FROM memory_rollup_count WHERE name = 'pieces'"
+        else:
+            pieces = (
+                f"SELECT COUNT(*) FROM {connection.ops.quote_name(MessagePiece._meta.db_table)}"
+            )
+        ((conversations, pieces, scores),) = _rollup_rows(
+            scope,
+            "SELECT (SELECT n FROM memory_rollup_count WHERE name = 'conversations'), "
+            f"({pieces}), (SELECT SUM(n) FROM memory_rollup_score)",
+        )
+        return Volume(
+            conversations=int(conversations or 0),
+            pieces=int(pieces or 0),
+            scores=int(scores or 0),
+            whole_memory=True,
+        )
     if not scope.filtered:
         return Volume(
             conversations=Conversation.objects.count(),
@@ -899,9 +921,38 @@ def _converter_sets(scope: Scope) -> list[tuple[frozenset[int], str, str | None,
     ]
 
 
+def _converter_rollup_sets(
+    scope: Scope,
+) -> tuple[list[tuple[frozenset[int], str, str | None, int]], OutcomeCounts]:
+    """:func:`_converter_sets` and :func:`outcome_totals` of the whole memory, from the
+    converter and fact rollups in one statement."""
+    sets = []
+    per_outcome: dict[str, int] = defaultdict(int)
+    for converters, outcome, human, n in _rollup_rows(
+        scope,
+        "SELECT converters, outcome, human, n FROM memory_rollup_converter WHERE n > 0 "
+        "UNION ALL SELECT NULL, outcome, human, SUM(n) FROM memory_rollup_fact WHERE n > 0 "
+        "GROUP BY outcome, human",
+    ):
+        if converters is None:
+            per_outcome[_out(scope.source, outcome, human)] += int(n)
+        else:
+            sets.append(
+                (frozenset(int(i) for i in converters.split(",")), outcome, human or None, int(n))
+            )
+    total = OutcomeCounts()
+    for outcome, count in per_outcome.items():
+        total = total.with_outcome(outcome, count)
+    return sets, total
+
+
 def _converter_set_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
-    """:func:`_converter_breakdown` of the whole memory, from :func:`_converter_sets`."""
-    sets = _converter_sets(scope)
+    """:func:`_converter_breakdown` of the whole memory, from :func:`_converter_sets`, or from
+    the converter rollup (two queries: sets with totals, identifier names)."""
+    if scope.from_rollups:
+        sets, total = _converter_rollup_sets(scope)
+    else:
+        sets, total = _converter_sets(scope), None
     names = identifier_names(i for ids, _, _, _ in sets for i in ids)
     counts: dict[Any, OutcomeCounts] = defaultdict(OutcomeCounts)
     with_any = OutcomeCounts()
@@ -910,7 +961,7 @@ def _converter_set_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
         for name in {names[i]["class"] for i in ids}:
             counts[name] = counts[name].with_outcome(out, count)
         with_any = with_any.with_outcome(out, count)
-    rest = outcome_totals(scope) - with_any
+    rest = (total if total is not None else outcome_totals(scope)) - with_any
     if rest.attacks:
         counts[None] = rest
     return Breakdown(dimension, _build_groups(scope, dimension, dict(counts), None))

@@ -31,6 +31,8 @@ def rollups_rebuild(*, using: str = "default") -> dict[str, int]:
                         rollup_sql.SCORE,
                         rollup_sql.LABEL_LINK,
                         rollup_sql.HARM_LINK,
+                        rollup_sql.PIECE,
+                        rollup_sql.CONVERTER_LINK,
                     )
                 )
                 cursor.execute(f"LOCK TABLE {tables} IN SHARE MODE")

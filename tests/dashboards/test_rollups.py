@@ -22,8 +22,11 @@ from memory.models import (
     AttackResult,
     ComponentIdentifier,
     Conversation,
+    ConverterRollup,
+    CountRollup,
     HarmCategory,
     Label,
+    MessagePiece,
     Score,
     rollup_sql,
 )
@@ -54,7 +57,17 @@ def assert_exact() -> None:
 def memory(pyrit_memory):
     assert AttackResult.objects.count() == 24
     assert_exact()
+    # The fixture's attacks used converters, and its conversations are counted.
+    assert ConverterRollup.objects.filter(n__gt=0).exists()
+    assert CountRollup.objects.get(name="conversations").n == Conversation.objects.count()
     return pyrit_memory
+
+
+def _converted_attack() -> AttackResult:
+    links = Conversation.converter_index.through.objects
+    return AttackResult.objects.filter(
+        conversation_id__in=links.values("conversation_id")
+    ).order_by("pk")[0]
 
 
 def test_ingest_and_resend(memory):
@@ -132,6 +145,83 @@ def test_conversation_target_and_links(memory):
     assert_exact()
 
 
+def test_converter_links_and_counts(memory):
+    """Converter sets change with the links of a conversation (one or many per statement),
+    with an attack's conversation, outcome and human verdict; conversations and pieces are
+    counted as they come and go."""
+    through = Conversation.converter_index.through
+    attack = _converted_attack()
+    bare = (
+        AttackResult.objects.exclude(conversation_id__in=through.objects.values("conversation_id"))
+        .order_by("pk")
+        .first()
+    )
+    converters = list(
+        ComponentIdentifier.objects.filter(pk__in=through.objects.values("componentidentifier_id"))
+    )
+    others = list(ComponentIdentifier.objects.exclude(pk__in=[c.pk for c in converters])[:3])
+    # A new link on a converted conversation, two at once on a bare one (its first).
+    attack.conversation.converter_index.add(others[0])
+    if bare is not None:
+        bare.conversation.converter_index.add(others[1], others[2])
+    assert_exact()
+    # Another attack on a converted conversation, then the attack moving conversations.
+    AttackResult.objects.filter(pk=attack.pk).update(outcome="undetermined")
+    assert_exact()
+    if bare is not None:
+        AttackResult.objects.filter(pk=bare.pk).update(conversation_id=attack.conversation_id)
+        assert_exact()
+    # A link moved to another conversation (an update of the link table).
+    link = through.objects.filter(conversation_id=attack.conversation_id).order_by("pk")[0]
+    target = Conversation.objects.exclude(pk=attack.conversation_id).order_by("pk")[0]
+    through.objects.filter(pk=link.pk).update(conversation_id=target.pk)
+    assert_exact()
+    # One statement removing one link of a conversation, then every link.
+    through.objects.filter(pk=through.objects.order_by("pk")[0].pk).delete()
+    assert_exact()
+    through.objects.all().delete()
+    assert not ConverterRollup.objects.filter(n__gt=0).exists()
+    assert_exact()
+    # Pieces and conversations, added and deleted (the pieces cascade).
+    piece = MessagePiece.objects.order_by("pk")[0]
+    MessagePiece.objects.filter(pk=piece.pk).delete()
+    assert_exact()
+    extra = Conversation.objects.create(conversation_id="rollup-extra")
+    assert_exact()
+    Conversation.objects.filter(pk=extra.pk).delete()
+    assert_exact()
+    volume = ag.volume(dash().scope)
+    assert volume.conversations == Conversation.objects.count()
+    assert volume.pieces == MessagePiece.objects.count()
+    assert volume.scores == Score.objects.count()
+
+
+def test_migration_helpers(memory):
+    """A migration makes the triggers of the rollups its state has: 0022's state has the first
+    seven; going back over 0025 drops the two later ones' triggers only."""
+    from django.apps import apps as live
+    from django.db.migrations.loader import MigrationLoader
+
+    loader = MigrationLoader(connection)
+    state = loader.project_state(("memory", "0022_dashboard_rollups"))
+    assert rollup_sql.rollups_at(state.apps) == rollup_sql.FIRST
+    assert rollup_sql.rollups_at(live) == rollup_sql.ROLLUPS
+    forwards, backwards = rollup_sql.triggers_add(rollup_sql.COUNT, rollup_sql.CONVERTER)
+
+    class Editor:
+        pass
+
+    editor = Editor()
+    editor.connection = connection
+    backwards(live, editor)
+    missing = {p.split()[1] for p in rollups_check() if p.startswith("trigger ")}
+    assert missing == set(rollup_sql.TRIGGERS[connection.vendor]) - set(
+        rollup_sql.triggers(connection.vendor, rollup_sql.FIRST)
+    )
+    forwards(live, editor)
+    assert_exact()
+
+
 def test_import_both_write_paths(db, tmp_path):
     path = copy_fixture(DB_110, tmp_path)
     import_pyrit_db(path=path, write_path="direct")
@@ -148,9 +238,11 @@ def test_rebuild_and_check_command(memory, capsys):
     with connection.cursor() as cursor:
         cursor.execute("UPDATE memory_rollup_fact SET n = n + 1")
         cursor.execute("DELETE FROM memory_rollup_harm")
+        cursor.execute("UPDATE memory_rollup_count SET n = n + 1")
+        cursor.execute("DELETE FROM memory_rollup_converter")
     problems = rollups_check()
-    assert any("memory_rollup_fact" in p for p in problems)
-    assert any("memory_rollup_harm " in p for p in problems)
+    for table in ("fact", "harm", "count", "converter"):
+        assert any(f"memory_rollup_{table} " in p for p in problems), table
     with pytest.raises(Exception, match="difference"):
         call_command("dashboard_rollups", "--check")
     call_command("dashboard_rollups", "--rebuild")
