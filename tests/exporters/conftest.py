@@ -123,6 +123,8 @@ NOT_EXPORTED = {
     "LabelRollup",
     "HarmRollup",
     "ScoreRollup",
+    "CountRollup",
+    "ConverterRollup",
 }
 BOOKKEEPING_FIELDS = {"created_at", "updated_at"}
 #: A blob's storage name and the location it first arrived under: a re-import names the bytes
