@@ -53,6 +53,10 @@ from redteam.core.filters import (
     StrictBooleanFilter,
     text_search,
 )
+from redteam.core.pagination import capped_count
+
+#: Above this many matching pieces an identifier-class filter walks the pieces in page order.
+WALK_AFTER = 1000
 
 # --- filters on memory's own index tables -------------------------------------------------
 
@@ -255,8 +259,8 @@ class MessagePieceFilter(django_filters.FilterSet):
     )
     labels = LabelsFilter(field_name="message__conversation__label_index")
     harm_category = HarmCategoryFilter(field_name="message__conversation__harm_category_index")
-    attack_class = django_filters.CharFilter(field_name="attack_identifier__class_name")
-    target_class = django_filters.CharFilter(field_name="prompt_target_identifier__class_name")
+    attack_class = django_filters.CharFilter(method="filter_identifier_class")
+    target_class = django_filters.CharFilter(method="filter_identifier_class")
     target_model = ModelNameFilter(field_name="prompt_target_identifier")
     converter_class = django_filters.CharFilter(method="filter_converter_class")
     scorer_class = django_filters.CharFilter(method="filter_scorer_class")
@@ -286,6 +290,31 @@ class MessagePieceFilter(django_filters.FilterSet):
         # when the page is full.
         messages = Message.objects.filter(pk=OuterRef("message_id"), role__in=value)
         return qs.filter(Exists(messages))
+
+    def filter_identifier_class(self, qs: QuerySet, name: str, value: str) -> QuerySet:
+        """The piece's attack (``attack_class``) or target (``target_class``) identifier has
+        this class name.
+
+        The identifiers are looked up first (one query on the small identifier table; an
+        unknown class matches nothing). When more than :data:`WALK_AFTER` pieces have one of
+        them (one capped count on the column's index), each piece is tested with ``EXISTS``
+        so that SQLite walks the pieces in the page's order and stops when the page is full;
+        with the join it drove the query from the identifier's pieces and sorted all of them
+        before the page's ``LIMIT`` (281 ms of CPU for an attack class most of 1,000,000
+        pieces have). Fewer matches keep the ``IN`` list, whose sort is small, where the walk
+        would read most of the table to find them.
+        """
+        column = "attack_identifier_id" if name == "attack_class" else "prompt_target_identifier_id"
+        ids = list(
+            ComponentIdentifier.objects.filter(class_name=value).values_list("pk", flat=True)
+        )
+        if not ids:
+            return qs.none()
+        listed = {f"{column}__in": ids}
+        if capped_count(MessagePiece.objects.filter(**listed), WALK_AFTER) <= WALK_AFTER:
+            return qs.filter(**listed)
+        identifiers = ComponentIdentifier.objects.filter(pk=OuterRef(column), pk__in=ids)
+        return qs.filter(Exists(identifiers))
 
     def filter_response_error(self, qs: QuerySet, name: str, value: list[str]) -> QuerySet:
         qs = qs.filter(response_error__in=value)

@@ -1,4 +1,4 @@
-"""How SQLite plans a page of the piece list under the ``role`` and ``response_error`` filters.
+"""How SQLite plans a page of the piece list under the role, error and attack-class filters.
 
 A page is read keys first (``KeysFirstMixin``): the ids and times of the page, newest first,
 then its rows. At 1,000,000 pieces the keys query is fast only when SQLite walks the
@@ -102,3 +102,41 @@ def test_response_error_with_and_without_none(admin_client, memory_world, errors
     )
     assert status == 200
     assert {names[uuid.UUID(row["id"])] for row in body["results"]} == expected
+
+
+def _attack_class_world():
+    """Pieces of two attack classes (one with two identifiers) and of none."""
+    from tests.factories import make_conversation, make_identifier, make_message, make_piece
+
+    crescendo = [make_identifier("CrescendoAttack"), make_identifier("CrescendoAttack")]
+    other = make_identifier("PromptSendingAttack")
+    message = make_message(make_conversation(), 0)
+    expected = set()
+    for position, identifier in enumerate([*crescendo, other, None, crescendo[0]]):
+        piece = make_piece(message, position=position, attack_identifier=identifier)
+        if identifier in crescendo:
+            expected.add(piece.pk)
+    return expected
+
+
+@pytest.mark.parametrize("walk_after", [0, 1000])
+def test_attack_class_matches_the_same_pieces_by_walk_or_list(monkeypatch, walk_after):
+    from memory.storage import filters
+
+    expected = _attack_class_world()
+    monkeypatch.setattr(filters, "WALK_AFTER", walk_after)
+    found = MessagePieceFilter({"attack_class": "CrescendoAttack"}, MessagePiece.objects.all()).qs
+    assert set(found.values_list("pk", flat=True)) == expected
+    unknown = MessagePieceFilter({"attack_class": "NoSuchAttack"}, MessagePiece.objects.all()).qs
+    assert not unknown.exists()
+
+
+@sqlite_only
+def test_a_common_attack_class_walks_the_pages_index_and_never_sorts(statistics, monkeypatch):
+    from memory.storage import filters
+
+    _attack_class_world()
+    monkeypatch.setattr(filters, "WALK_AFTER", 0)  # as when thousands of pieces have it
+    plan = _keys_plan({"attack_class": "CrescendoAttack"})
+    assert "memory_piece_time_id_idx" in plan, plan
+    assert "TEMP B-TREE" not in plan, plan
