@@ -209,22 +209,30 @@ def insert_rows(model: type[Model], rows: Sequence[dict[str, Any]]) -> None:
         _insert_unnest(connection, model, fields, values)
         return
     quote = connection.ops.quote_name
-    head = (
-        f"INSERT INTO {quote(model._meta.db_table)} "
-        f"({', '.join(quote(f.column) for f in fields)}) VALUES "
-    )
-    one = f"({', '.join(['%s'] * len(fields))})"
     # One multi-row VALUES per chunk, not executemany. On SQLite, executemany
     # releases and retakes the GIL for every row: with the importer's reader thread busy, a
     # row then waits for the GIL far longer than SQLite takes to insert it (a 10 µs message
     # row took 60 µs), while one statement per chunk hands the GIL over once.
-    per_chunk = max(1, _max_params(connection) // len(fields))
+    _insert_multirow(
+        connection,
+        f"INSERT INTO {quote(model._meta.db_table)} "
+        f"({', '.join(quote(f.column) for f in fields)}) VALUES ",
+        values,
+    )
+
+
+def _insert_multirow(connection: Any, head: str, rows: Sequence[Sequence[Any]]) -> None:
+    """``head`` (``INSERT INTO t (…) VALUES ``) with one multi-row ``VALUES … ON CONFLICT DO
+    NOTHING`` per chunk of ``rows``, as many rows as the parameter limit allows."""
+    width = len(rows[0])
+    one = f"({', '.join(['%s'] * width)})"
+    per_chunk = max(1, _max_params(connection) // width)
     with connection.cursor() as cursor:
-        for start in range(0, len(values), per_chunk):
-            chunk = values[start : start + per_chunk]
+        for start in range(0, len(rows), per_chunk):
+            chunk = rows[start : start + per_chunk]
             cursor.execute(
                 head + ", ".join([one] * len(chunk)) + " ON CONFLICT DO NOTHING",
-                [value for line in chunk for value in line],
+                [value for row in chunk for value in row],
             )
 
 
@@ -318,23 +326,14 @@ def insert_columns(
         with connection.cursor() as cursor:
             cursor.execute(sql, params)
         return
-    one = f"({', '.join(['%s'] * len(fields))})"
+    rows = list(zip(*columns, strict=True))
     if triggered:
-        rows = list(zip(*columns, strict=True))
-        per_chunk = max(1, _max_params(connection) // len(fields))
-        with connection.cursor() as cursor:
-            for start in range(0, len(rows), per_chunk):
-                chunk = rows[start : start + per_chunk]
-                cursor.execute(
-                    f"INSERT INTO {table} ({names}) VALUES "
-                    + ", ".join([one] * len(chunk))
-                    + " ON CONFLICT DO NOTHING",
-                    [value for row in chunk for value in row],
-                )
+        _insert_multirow(connection, f"INSERT INTO {table} ({names}) VALUES ", rows)
         return
+    one = f"({', '.join(['%s'] * len(fields))})"
     sql = f"INSERT INTO {table} ({names}) VALUES {one} ON CONFLICT DO NOTHING"
     with connection.cursor() as cursor:
-        cursor.executemany(sql, list(zip(*columns, strict=True)))
+        cursor.executemany(sql, rows)
 
 
 def _max_params(connection: Any) -> int:
