@@ -247,9 +247,14 @@ def test_direct_reimport_changes_nothing(version, tmp_path, direct_chunks):
     assert dump() == before
 
 
-def test_direct_path_equals_the_service_on_the_benchmark_file(tmp_path, direct_chunks):
+@pytest.mark.parametrize("preparers", [1, 2])
+def test_direct_path_equals_the_service_on_the_benchmark_file(
+    tmp_path, direct_chunks, monkeypatch, preparers
+):
     """``bench/import.py``'s generated file (small: 60 conversations split over chunks of
-    97 rows, so conversations continue across chunks and both paths take turns)."""
+    97 rows, so conversations continue across chunks and both paths take turns), with one
+    preparer process and with two taking chunks in turn."""
+    monkeypatch.setattr(Importer, "PREPARERS", preparers)
     generate = importlib.import_module("bench.import").generate
     db = tmp_path / "bench.db"
     generate(db, conversations=60, turns=7)

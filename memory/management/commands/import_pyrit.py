@@ -142,9 +142,9 @@ class Command(BaseCommand):
             "--write-path",
             choices=WRITE_PATHS,
             default=WRITE_PATHS[0],
-            help="direct (default): the reader in a second process, new rows written straight "
-            "to the tables; service: every chunk through the ingestion service. Both store "
-            "the same rows.",
+            help="direct (default): reading and normalising in two more processes, new rows "
+            "written straight to the tables; service: every chunk through the ingestion "
+            "service. Both store the same rows.",
         )
         parser.add_argument(
             "--user",

@@ -11,19 +11,22 @@ chunk is normalised by
 chunks imported and nothing of the failing one. Items the service refuses are left out and
 reported; everything else of the chunk is written.
 
-With the direct write path (the default) the reader is a second process and chunks of new
-rows are written by :mod:`memory.transfer.importers.direct`; the rest, and every chunk with
+With the direct write path (the default) reading and normalising run in two more processes
+(``Importer._import_all_forked``) and chunks of new rows are written by
+:mod:`memory.transfer.importers.direct`; the rest, and every chunk with
 ``write_path="service"``, goes to the service as above.
 
-Memory stays bounded: the reader (process or thread) prepares at most two chunks ahead of
-the writer, and lookups live in a scratch SQLite file (labels per conversation, conversations
-seen, the media listing). Identifiers are parsed here, once per distinct text, into
-``ComponentIdentifier`` objects (the reader alone would leave them dicts).
+Memory stays bounded: each hand-over (reader to preparer, preparer to writer, or the reader
+thread to the writer) holds at most two chunks, and lookups live in a scratch SQLite file
+(labels per conversation, conversations seen, the media listing). Identifiers are parsed
+here, once per distinct text, into ``ComponentIdentifier`` objects (the reader alone would
+leave them dicts).
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import multiprocessing
 import pickle
 import queue
@@ -111,8 +114,9 @@ class _Prepared:
     #: (neither the normaliser nor the service's value checks found a problem) and of the
     #: kinds that path writes.
     direct: DirectRows | None = None
-    #: From the reader process: the chunk as read, pickled, in place of ``batch`` (None) when
-    #: ``direct`` is given; normalised again only if the service must take the chunk after all.
+    #: From the reader and preparer processes: the chunk as read, pickled, in place of
+    #: ``batch`` (None) when ``direct`` is given; normalised again only if the service must
+    #: take the chunk after all.
     payload: bytes | None = None
 
     def normalised(self) -> tuple[NormalizedBatch, list[Problem]]:
@@ -292,32 +296,45 @@ class Importer:
         self._unqueued = 0
         self._report("done", force=True)
 
+    #: Processes that normalise and prepare chunks on the direct write path, between the
+    #: reader process and this one (``_import_all_forked``).
+    PREPARERS = 1
+
     def _import_all_forked(self, scratch: Path) -> None:
-        """The direct write path's reader: a second process (forked, so it starts at once with
-        everything imported) reads and normalises the file and runs the service's value
-        checks; this process matches media and writes. The two no longer share one GIL: with
-        a reader thread, the writer waited for the GIL about a third of the time. At most two
-        prepared chunks wait in the pipe, so memory stays bounded in both processes."""
+        """The direct write path's pipeline, three stages in three processes: a reader
+        (forked, so it starts at once with everything imported) reads the file chunk by
+        chunk; a preparer normalises each chunk, runs the service's value checks and makes
+        its columns; this process matches media and writes. With the reader and the preparer
+        in one process that process set the pace and the writer waited for it a third of
+        the time; as three stages the two cores are busy at once. Chunks are dealt to the
+        preparers in turn and taken back in the same turn, so they are written in the
+        file's order. At most two chunks wait in each pipe, so memory stays bounded in every
+        process."""
         context = multiprocessing.get_context("fork")
-        channel = context.Queue(maxsize=2)
-        child = context.Process(
-            target=_read_in_child,
-            args=(self, scratch, channel),
-            name="pyrit-import-reader",
-            daemon=True,
-        )
-        child.start()
+        inboxes = [context.Queue(maxsize=2) for _ in range(self.PREPARERS)]
+        outboxes = [context.Queue(maxsize=2) for _ in range(self.PREPARERS)]
+        children = [
+            context.Process(
+                target=_read_in_child,
+                args=(self, scratch, inboxes),
+                name="pyrit-import-reader",
+                daemon=True,
+            ),
+            *(
+                context.Process(
+                    target=_prepare_in_child,
+                    args=(self, inbox, outbox),
+                    name=f"pyrit-import-preparer-{number}",
+                    daemon=True,
+                )
+                for number, (inbox, outbox) in enumerate(zip(inboxes, outboxes, strict=True))
+            ),
+        ]
+        for child in children:
+            child.start()
         try:
-            while True:
-                try:
-                    message = channel.get(timeout=1.0)
-                except queue.Empty:
-                    if not child.is_alive():
-                        raise ImportFailed(
-                            f"{self.path}: the reader process stopped (exit code {child.exitcode})"
-                        ) from None
-                    continue
-                kind, warnings, payload = message
+            for turn in itertools.count():
+                kind, warnings, payload = _receive(outboxes[turn % len(outboxes)], children)
                 for warning in warnings:
                     self.tally.warnings.add(*warning)
                 if kind == "end":
@@ -341,11 +358,13 @@ class Importer:
                     )
                 self._write(item)
         finally:
-            if child.is_alive():
-                child.terminate()
-            child.join()
-            channel.close()
-            channel.join_thread()
+            for child in children:
+                if child.is_alive():
+                    child.terminate()
+                child.join()
+            for channel in [*inboxes, *outboxes]:
+                channel.close()
+                channel.join_thread()
         self.done += self._unqueued
         self._unqueued = 0
         self._report("done", force=True)
@@ -664,46 +683,91 @@ class _Forward:
         return taken
 
 
-def _read_in_child(importer: Importer, scratch: Path, channel: Any) -> None:
-    """The forked reader: every chunk of the file, normalised and checked, into ``channel``.
+def _receive(channel: Any, children: list[Any]) -> tuple[str, list[tuple[str, str]], Any]:
+    """The next message of ``channel``, while every process of the pipeline lives."""
+    while True:
+        try:
+            return channel.get(timeout=1.0)
+        except queue.Empty:
+            for child in children:
+                if not child.is_alive():
+                    raise ImportFailed(
+                        f"the import's {child.name} process stopped (exit code {child.exitcode})"
+                    ) from None
+
+
+def _child_signals() -> None:
+    """The parent's handlers (a task worker's graceful SIGTERM, say) are not a pipeline
+    process's: the parent stops it with SIGTERM, and a Ctrl+C reaches the parent, which stops
+    it too."""
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _read_in_child(importer: Importer, scratch: Path, inboxes: list[Any]) -> None:
+    """The forked reader: every chunk of the file, as read (the payload pickled), dealt to
+    the preparers' ``inboxes`` in turn; the end (or an error) goes to the one whose turn is
+    next, and the end to the others too, so that they stop.
 
     It opens the file again (a SQLite connection must not cross a fork) with a scratch
     database of its own, and touches neither the parent's source connection nor Django's
     database connection (multiprocessing ends a forked child with ``os._exit``, so neither is
     closed here either)."""
-    # The parent's handlers (a task worker's graceful SIGTERM, say) are not the reader's:
-    # the parent stops it with SIGTERM, and a Ctrl+C reaches the parent, which stops it too.
-    signal.signal(signal.SIGTERM, signal.SIG_DFL)
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _child_signals()
     forward = _Forward()
     importer.tally.warnings = forward  # type: ignore[assignment]
+    turn = 0
     try:
         db, schema = open_source(importer.path, scratch, check_integrity=False)
         reader = ChunkReader(
             db, schema, importer.ids, chunk_rows=importer.chunk_rows, warn=forward.add
         )
         for chunk in reader.chunks():
-            packed: tuple | None = None
+            payload = None
             if chunk.payload is not None:
-                # the chunk as read, kept in case the service must take it after all (a
-                # re-import): pickled once here, unpickled only then
+                # pickled once here; the preparer unpickles it to normalise it and passes the
+                # bytes on, in case the service must take the chunk after all (a re-import)
                 payload = pickle.dumps(chunk.payload, protocol=pickle.HIGHEST_PROTOCOL)
-                batch, problems = normalize_batch(chunk.payload)
-                media = media_values(batch)
-                direct = _direct_rows(importer, batch, problems)
-                if direct is None:
-                    packed = (chunk.phase, media, None, _pack(batch, problems))
-                else:
-                    packed = (chunk.phase, media, direct, payload)
-            channel.put(("rows", forward.take(), (chunk.table, chunk.rows, packed)))
+            message = (chunk.table, chunk.rows, chunk.phase, payload)
+            inboxes[turn % len(inboxes)].put(("rows", forward.take(), message))
+            turn += 1
         db.close()
     except BaseException as exc:
         try:
-            channel.put(("error", forward.take(), exc))
+            inboxes[turn % len(inboxes)].put(("error", forward.take(), exc))
         except Exception:
-            channel.put(("error", forward.take(), ImportFailed(f"{importer.path}: {exc}")))
+            failed = ImportFailed(f"{importer.path}: {exc}")
+            inboxes[turn % len(inboxes)].put(("error", forward.take(), failed))
         return
-    channel.put(("end", forward.take(), None))
+    for offset in range(len(inboxes)):
+        inboxes[(turn + offset) % len(inboxes)].put(("end", forward.take(), None))
+
+
+def _prepare_in_child(importer: Importer, inbox: Any, outbox: Any) -> None:
+    """A forked preparer: each chunk of ``inbox`` normalised and checked, with its media
+    values and, when it is clean and of the direct path's kinds, its columns, into
+    ``outbox``; the end or an error passes through."""
+    _child_signals()
+    while True:
+        kind, warnings, message = inbox.get()
+        if kind != "rows":
+            outbox.put((kind, warnings, message))
+            return
+        table, rows, phase, payload = message
+        packed: tuple | None = None
+        try:
+            if payload is not None:
+                batch, problems = normalize_batch(pickle.loads(payload))
+                media = media_values(batch)
+                direct = _direct_rows(importer, batch, problems)
+                if direct is None:
+                    packed = (phase, media, None, _pack(batch, problems))
+                else:
+                    packed = (phase, media, direct, payload)
+        except BaseException as exc:
+            outbox.put(("error", warnings, exc))
+            return
+        outbox.put(("rows", warnings, (table, rows, packed)))
 
 
 def _clean(batch: NormalizedBatch, problems: list[Problem]) -> bool:

@@ -94,8 +94,9 @@ def import_pyrit_db(
     database, PyRIT's ``dbdata``); ``dry_run`` reads, checks and matches everything and writes
     nothing. Each chunk of ``chunk_rows`` source rows is written in its own transaction.
     ``actor`` is the user the history of imported seeds, groups and datasets names.
-    ``write_path`` ``direct`` reads in a second process and writes chunks of new pieces,
-    conversations and scores straight to the tables (everything else through the service);
+    ``write_path`` ``direct`` reads and normalises in two more processes and writes chunks of
+    new pieces, conversations and scores straight to the tables (everything else through the
+    service);
     ``service`` sends every chunk through the ingestion service. Both store the same rows.
 
     Raises ``ImportFailed`` with one line for bad input, with nothing written.

@@ -1,0 +1,99 @@
+"""The direct write path's pipeline: a reader process, preparer processes, this one writing.
+
+Chunks come back in the file's order whatever the number of preparers, and a failure in any
+stage (an exception, or a process that dies) ends the import with an error naming it, after
+the chunks before it were written and with nothing of the failing one.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from memory.models import MessagePiece
+from memory.transfer.importers import runner
+from memory.transfer.importers.errors import ImportFailed
+from memory.transfer.importers.runner import Importer
+from memory.transfer.importers.service import import_pyrit_db
+from tests.importers.conftest import DB_110, copy_fixture, source_rows
+
+pytestmark = pytest.mark.django_db
+
+CHUNK = 40
+
+
+def _piece_ids(db: Path) -> list[str]:
+    return [
+        row[0] for row in source_rows(db, 'SELECT id FROM "PromptMemoryEntries" ORDER BY rowid')
+    ]
+
+
+def _stored_ids() -> set[str]:
+    return {str(pk) for pk in MessagePiece.objects.values_list("id", flat=True)}
+
+
+def _assert_a_prefix_was_written(db: Path) -> None:
+    """The chunks before the failure were committed, in the file's order; none after it."""
+    ids, stored = _piece_ids(db), _stored_ids()
+    assert 0 < len(stored) < len(ids)
+    assert stored == set(ids[: len(stored)])
+
+
+@pytest.mark.parametrize("preparers", [1, 2, 3])
+def test_any_number_of_preparers_imports_the_same(monkeypatch, tmp_path, preparers):
+    db = copy_fixture(DB_110, tmp_path)
+    monkeypatch.setattr(Importer, "PREPARERS", preparers)
+    phases: list[str] = []
+    summary = import_pyrit_db(
+        path=db, chunk_rows=CHUNK, progress=lambda p: phases.append(p["phase"])
+    )
+    assert summary.created["message_pieces"] == len(_piece_ids(db)) == len(_stored_ids())
+    assert not any(summary.refused.values())
+    # written in the file's order: no phase comes back after a later one started
+    order = [phase for i, phase in enumerate(phases) if i == 0 or phases[i - 1] != phase]
+    assert len(order) == len(set(order)), order
+
+
+def test_an_error_in_the_reader_stops_the_import_after_the_chunks_before_it(monkeypatch, tmp_path):
+    db = copy_fixture(DB_110, tmp_path)
+    real_chunks = runner.ChunkReader.chunks
+
+    def two_chunks_then_fail(self):
+        for number, chunk in enumerate(real_chunks(self)):
+            if number == 2:
+                raise ValueError("the disk went away")
+            yield chunk
+
+    monkeypatch.setattr(runner.ChunkReader, "chunks", two_chunks_then_fail)
+    with pytest.raises(ValueError, match="the disk went away"):
+        import_pyrit_db(path=db, chunk_rows=CHUNK)
+    _assert_a_prefix_was_written(db)
+
+
+def test_an_error_in_a_preparer_stops_the_import(monkeypatch, tmp_path):
+    db = copy_fixture(DB_110, tmp_path)
+    real_normalize = runner.normalize_batch
+    calls = {"n": 0}
+
+    def fail_on_the_third(payload):
+        calls["n"] += 1  # counted in the preparer process: one preparer sees every chunk
+        if calls["n"] == 3:
+            raise RuntimeError("a preparer broke")
+        return real_normalize(payload)
+
+    monkeypatch.setattr(runner, "normalize_batch", fail_on_the_third)
+    with pytest.raises(RuntimeError, match="a preparer broke"):
+        import_pyrit_db(path=db, chunk_rows=CHUNK)
+    _assert_a_prefix_was_written(db)
+
+
+@pytest.mark.parametrize("stage", ["_read_in_child", "_prepare_in_child"])
+def test_a_process_that_dies_is_reported(monkeypatch, tmp_path, stage):
+    db = copy_fixture(DB_110, tmp_path)
+    monkeypatch.setattr(runner, stage, lambda *args: os._exit(7))
+    name = "reader" if stage == "_read_in_child" else "preparer"
+    with pytest.raises(ImportFailed, match=rf"{name}.* stopped \(exit code 7\)"):
+        import_pyrit_db(path=db, chunk_rows=CHUNK)
+    assert not _stored_ids()
