@@ -7,12 +7,14 @@ the chunks before it were written and with nothing of the failing one.
 
 from __future__ import annotations
 
+import json
 import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from memory.models import MessagePiece
+from memory.models import AttackResult, MessagePiece
 from memory.transfer.importers import runner
 from memory.transfer.importers.errors import ImportFailed
 from memory.transfer.importers.runner import Importer
@@ -97,3 +99,24 @@ def test_a_process_that_dies_is_reported(monkeypatch, tmp_path, stage):
     with pytest.raises(ImportFailed, match=rf"{name}.* stopped \(exit code 7\)"):
         import_pyrit_db(path=db, chunk_rows=CHUNK)
     assert not _stored_ids()
+
+
+@pytest.mark.parametrize("write_path", ["direct", "service"])
+def test_a_value_too_long_for_its_column_refuses_its_row_on_either_path(tmp_path, write_path):
+    """The value checks run beside the reader, once: the writer's service is told they ran
+    (``checked``) and must still leave out the row they refused."""
+    db = copy_fixture(DB_110, tmp_path)
+    refused = source_rows(db, 'SELECT id FROM "AttackResultEntries" ORDER BY rowid LIMIT 1')[0][0]
+    with sqlite3.connect(db) as source:
+        source.execute(
+            'UPDATE "AttackResultEntries" SET labels = ? WHERE id = ?',
+            (json.dumps({"k" * 300: "v"}), refused),
+        )
+    attacks = source_rows(db, 'SELECT count(*) FROM "AttackResultEntries"')[0][0]
+    summary = import_pyrit_db(path=db, chunk_rows=CHUNK, write_path=write_path)
+    assert summary.refused["attack_results"] == 1
+    assert summary.created["attack_results"] == attacks - 1
+    assert not AttackResult.objects.filter(id=refused).exists()
+    assert any(refused in line and "255" in line for line in summary.warnings), summary.warnings
+    dry = import_pyrit_db(path=db, chunk_rows=CHUNK, write_path=write_path, dry_run=True)
+    assert dry.refused["attack_results"] == 1

@@ -402,7 +402,7 @@ class Importer:
 
     def _ingest(self, payload: dict[str, Any]) -> None:
         """Reader side: normalise a chunk and find its media files, then queue it."""
-        batch, problems = normalize_batch(payload)
+        batch, problems = _normalised_and_checked(payload)
         rows, self._unqueued = self._unqueued, 0
         direct = _direct_rows(self, batch, problems)
         media = self._match_media(media_values(batch))
@@ -426,8 +426,9 @@ class Importer:
             if report is None:
                 batch, problems = item.normalised()
                 self._drop_unstored_references(batch)
+                # the problems include the value checks' (``_normalised_and_checked``)
                 report = ingest_batch(
-                    batch=batch, problems=problems, partial=True, actor=self.actor
+                    batch=batch, problems=problems, partial=True, actor=self.actor, checked=True
                 )
             for kind, counts in report.counts.items():
                 self.tally.created[kind] += counts["created"]
@@ -663,8 +664,9 @@ def _direct_rows(
     importer: Importer, batch: NormalizedBatch, problems: list[Problem]
 ) -> DirectRows | None:
     """Reader side: the chunk's columns for the direct write path, when it takes that path
-    (a real import on it, the chunk clean and of its kinds)."""
-    if importer.direct is None or importer.dry_run or not _clean(batch, problems):
+    (a real import on it, the chunk clean and of its kinds). ``problems`` are the
+    normaliser's and the value checks' (``_normalised_and_checked``)."""
+    if importer.direct is None or importer.dry_run or problems:
         return None
     return prepare(batch)
 
@@ -757,7 +759,7 @@ def _prepare_in_child(importer: Importer, inbox: Any, outbox: Any) -> None:
         packed: tuple | None = None
         try:
             if payload is not None:
-                batch, problems = normalize_batch(pickle.loads(payload))
+                batch, problems = _normalised_and_checked(pickle.loads(payload))
                 media = media_values(batch)
                 direct = _direct_rows(importer, batch, problems)
                 if direct is None:
@@ -770,10 +772,13 @@ def _prepare_in_child(importer: Importer, inbox: Any, outbox: Any) -> None:
         outbox.put(("rows", warnings, (table, rows, packed)))
 
 
-def _clean(batch: NormalizedBatch, problems: list[Problem]) -> bool:
-    """Whether neither the normaliser nor the service's value checks (lengths, text no
-    database holds) found a problem: only such a chunk may take the direct path."""
-    return not problems and not any(True for _ in batch_problems(batch))
+def _normalised_and_checked(payload: dict[str, Any]) -> tuple[NormalizedBatch, list[Problem]]:
+    """A chunk normalised, with the normaliser's problems and the service's value checks'
+    (lengths, text no database holds), run here beside the reader rather than in the
+    writer: only a chunk with none may take the direct path, and the service, told they
+    ran (``checked``), does not run them again."""
+    batch, problems = normalize_batch(payload)
+    return batch, [*problems, *batch_problems(batch)]
 
 
 def _registered(batch: NormalizedBatch) -> Iterator[object]:
