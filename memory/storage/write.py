@@ -721,7 +721,7 @@ class _Plan:
             # §9.2: the attack's labels also tag its conversations
             related = [r.conversation_id for r in spec.related_conversations]
             for cid in [spec.conversation_id, *related]:
-                tag(cid, _indexed_labels(spec), spec.targeted_harm_categories)
+                tag(cid, indexed_labels(spec), spec.targeted_harm_categories)
 
     def _identifiers(self) -> Iterable[ids.ComponentIdentifier | None]:
         batch = self.batch
@@ -737,7 +737,7 @@ class _Plan:
             if score.id not in self.scores_existing:
                 yield score.scorer_class_identifier
         for attack in batch.attack_results:
-            yield _strategy(attack)
+            yield attack_strategy(attack)
             yield attack.atomic_attack_identifier
         for conversation in batch.conversations:
             yield conversation.target_identifier
@@ -1156,33 +1156,11 @@ class _Plan:
     def _attack_values(self, spec: AttackResultSpec, existing: AttackResult | None) -> dict:
         return {
             "conversation": self.existing_conversations[spec.conversation_id],
-            "objective": spec.objective,
-            "objective_sha256": spec.objective_sha256 or sha256_text(spec.objective),
-            "attack_identifier": self._row(_strategy(spec)),
+            "attack_identifier": self._row(attack_strategy(spec)),
             "atomic_attack_identifier": self._row(spec.atomic_attack_identifier),
-            "last_response_id": spec.last_response_id,
-            "last_score_id": spec.last_score_id,
             "last_scorer_id": self._last_scorer(spec.last_score_id),
-            "human_score_id": spec.human_score_id,
-            "executed_turns": spec.executed_turns,
-            "execution_time_ms": spec.execution_time_ms,
-            "outcome": spec.outcome,
-            "outcome_reason": spec.outcome_reason,
-            "metadata": spec.metadata,
+            **attack_own_values(spec),
             **self._attack_time(spec, existing),
-            "labels": spec.labels,
-            "targeted_harm_categories": spec.targeted_harm_categories,
-            "error_message": spec.error_message,
-            "error_type": spec.error_type,
-            "error_traceback": spec.error_traceback,
-            "retry_events": spec.retry_events,
-            "total_retries": spec.total_retries,
-            "attribution_parent_id": spec.attribution_parent_id,
-            "attribution_data": spec.attribution_data,
-            "operator": spec.operator,
-            "operation": spec.operation,
-            "pyrit_version": spec.pyrit_version,
-            "extra": spec.extra,
         }
 
     def _last_scorer(self, score_id: uuid.UUID | None) -> int | None:
@@ -1214,7 +1192,7 @@ class _Plan:
                 if spec.outcome == AttackOutcome.SUCCESS:
                     self.succeeded.append(spec.id)
                 self.attack_tags[spec.id] = (
-                    _indexed_labels(spec),
+                    indexed_labels(spec),
                     spec.targeted_harm_categories,
                     False,
                 )
@@ -1237,7 +1215,7 @@ class _Plan:
                 self.status[path] = UPDATED
                 if relabel:
                     self.attack_tags[spec.id] = (
-                        _indexed_labels(spec),
+                        indexed_labels(spec),
                         spec.targeted_harm_categories,
                         True,
                     )
@@ -1367,20 +1345,20 @@ class _Plan:
         def harmed(harms: list[str]) -> list[int]:
             return [harm_ids[h] for h in harms]
 
-        _link(
+        link_rows(
             Conversation.label_index.through, "conversation_id", "label_id", conv_labels, labelled
         )
-        _link(
+        link_rows(
             AttackResult.label_index.through, "attackresult_id", "label_id", attack_labels, labelled
         )
-        _link(
+        link_rows(
             Conversation.harm_category_index.through,
             "conversation_id",
             "harmcategory_id",
             conv_harms,
             harmed,
         )
-        _link(
+        link_rows(
             AttackResult.harm_category_index.through,
             "attackresult_id",
             "harmcategory_id",
@@ -1407,7 +1385,37 @@ def _attack_row(
     return row
 
 
-def _indexed_labels(spec: AttackResultSpec) -> dict[str, Any]:
+def attack_own_values(spec: AttackResultSpec) -> dict[str, Any]:
+    """The columns of a new or re-sent attack result that come from the spec alone, by field
+    name (the conversation, identifiers, last scorer and time depend on stored rows)."""
+    return {
+        "objective": spec.objective,
+        "objective_sha256": spec.objective_sha256 or sha256_text(spec.objective),
+        "last_response_id": spec.last_response_id,
+        "last_score_id": spec.last_score_id,
+        "human_score_id": spec.human_score_id,
+        "executed_turns": spec.executed_turns,
+        "execution_time_ms": spec.execution_time_ms,
+        "outcome": spec.outcome,
+        "outcome_reason": spec.outcome_reason,
+        "metadata": spec.metadata,
+        "labels": spec.labels,
+        "targeted_harm_categories": spec.targeted_harm_categories,
+        "error_message": spec.error_message,
+        "error_type": spec.error_type,
+        "error_traceback": spec.error_traceback,
+        "retry_events": spec.retry_events,
+        "total_retries": spec.total_retries,
+        "attribution_parent_id": spec.attribution_parent_id,
+        "attribution_data": spec.attribution_data,
+        "operator": spec.operator,
+        "operation": spec.operation,
+        "pyrit_version": spec.pyrit_version,
+        "extra": spec.extra,
+    }
+
+
+def indexed_labels(spec: AttackResultSpec) -> dict[str, Any]:
     """The labels an attack result is found by: its labels plus PyRIT 1.2's ``operator`` and
     ``operation`` columns, which were the labels of those names before 1.2 (the stored labels
     stay as PyRIT wrote them)."""
@@ -1447,7 +1455,7 @@ def scored_content_id(scorable: dict[str, Any] | None) -> uuid.UUID | None:
         return None
 
 
-def _strategy(spec: AttackResultSpec) -> ids.ComponentIdentifier | None:
+def attack_strategy(spec: AttackResultSpec) -> ids.ComponentIdentifier | None:
     from redteam.core.identifiers import attack_strategy_identifier
 
     return attack_strategy_identifier(
@@ -1488,7 +1496,7 @@ def harm_category_rows(names: set[str]) -> dict[str, int]:
     return dict(HarmCategory.objects.filter(name__in=names).values_list("name", "id"))
 
 
-def _link(through: Any, owner: str, target: str, owners: dict[Any, Any], targets: Any) -> None:
+def link_rows(through: Any, owner: str, target: str, owners: dict[Any, Any], targets: Any) -> None:
     insert_rows(
         through,
         [

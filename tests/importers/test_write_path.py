@@ -129,10 +129,11 @@ def dump() -> dict[str, list[tuple[Any, ...]]]:
 
 @pytest.fixture
 def direct_chunks(monkeypatch) -> list[int]:
-    """Pieces and scores of every chunk the direct path wrote itself (not handed to the
-    service), after a ``-1`` for each import whose reader ran in a second process."""
+    """Pieces and scores, or attack results, of every chunk the direct path wrote itself (not
+    handed to the service), after a ``-1`` for each import whose reader ran in a second
+    process."""
     written: list[int] = []
-    original = DirectWriter._write
+    original, original_attacks = DirectWriter._write, DirectWriter._write_attacks
 
     def spy(self, rows, stored):
         done = original(self, rows, stored)
@@ -140,7 +141,14 @@ def direct_chunks(monkeypatch) -> list[int]:
             written.append(rows.rows)
         return done
 
+    def spy_attacks(self, rows):
+        done = original_attacks(self, rows)
+        if done:
+            written.append(rows.rows)
+        return done
+
     monkeypatch.setattr(DirectWriter, "_write", spy)
+    monkeypatch.setattr(DirectWriter, "_write_attacks", spy_attacks)
     forked = Importer._import_all_forked
 
     def reader_in_a_process(self, scratch):
@@ -276,13 +284,14 @@ def test_direct_path_equals_the_service_on_the_benchmark_file(
     _rollups_exact()
     assert service_announced and direct_announced == service_announced
     assert_same(service_dump, dump())
-    # every chunk of pieces (each continues a conversation of the one before) and of scores
-    # went direct; the attack results went to the service
-    pieces, scores = (
+    # every chunk of pieces (each continues a conversation of the one before), of scores and
+    # of attack results went direct
+    pieces, scores, attacks = (
         source_rows(db, f'SELECT count(*) FROM "{table}"')[0][0]
-        for table in ("PromptMemoryEntries", "ScoreEntries")
+        for table in ("PromptMemoryEntries", "ScoreEntries", "AttackResultEntries")
     )
     assert [n for n in direct_chunks if n > 0] == [
         *(min(97, pieces - start) for start in range(0, pieces, 97)),
         *(min(97, scores - start) for start in range(0, scores, 97)),
+        *(min(97, attacks - start) for start in range(0, attacks, 97)),
     ]

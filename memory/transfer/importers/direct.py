@@ -43,27 +43,35 @@ from django.db import connections, router, transaction
 from django.db.models import Max
 
 from memory.models import (
+    AttackResult,
     Conversation,
     Message,
     MessagePiece,
     PieceConverter,
+    RelatedConversation,
+    ScenarioResult,
     ScorableContent,
     Score,
     rollup_sql,
 )
 from memory.models.media import media_key
 from memory.models.media_links import MediaIndex
+from memory.storage import events
 from memory.storage.batch import NormalizedBatch
 from memory.storage.identifiers import identifiers_store
 from memory.storage.write import (
     CREATED,
     IngestReport,
+    attack_own_values,
+    attack_strategy,
     converted_value,
     given_sha256,
     harm_category_rows,
+    indexed_labels,
     ingest_report,
     label_pair,
     label_rows,
+    link_rows,
     scored_content_id,
     serialise_writers,
     write_time,
@@ -76,19 +84,23 @@ from redteam.core.bulk import (
     existing_keys,
     existing_values,
     insert_columns,
+    insert_rows,
+    stored_column,
     update_rows,
 )
-from redteam.core.choices import is_media_value
+from redteam.core.choices import AttackOutcome, TimestampSource, is_media_value
 from redteam.core.scoring import score_numeric_value
 
-__all__ = ["DirectRows", "DirectWriter", "direct_eligible", "prepare"]
+__all__ = ["DirectAttacks", "DirectRows", "DirectWriter", "direct_eligible", "prepare"]
 
 
 def direct_eligible(batch: NormalizedBatch) -> bool:
-    """Whether the chunk is of the kinds this path writes (the database decides the rest)."""
+    """Whether the chunk is of the kinds this path writes (the database decides the rest):
+    pieces, conversations and scores, or attack results alone (:func:`attacks_eligible`)."""
+    if batch.attack_results:
+        return attacks_eligible(batch)
     if (
-        batch.attack_results
-        or batch.scenario_results
+        batch.scenario_results
         or batch.seeds
         or batch.seed_groups
         or batch.seed_datasets
@@ -99,6 +111,29 @@ def direct_eligible(batch: NormalizedBatch) -> bool:
         return False
     return all(
         p.spec.original_media is None and p.spec.converted_media is None for p in batch.pieces
+    )
+
+
+def attacks_eligible(batch: NormalizedBatch) -> bool:
+    """A chunk of attack results alone, each with its own time (PyRIT 1.x; a 0.12 result
+    takes its conversation's last piece's, which the service looks up), none twice."""
+    attacks = batch.attack_results
+    return (
+        bool(attacks)
+        and not (
+            batch.pieces
+            or batch.conversations
+            or batch.scores
+            or batch.scenario_results
+            or batch.seeds
+            or batch.seed_groups
+            or batch.seed_datasets
+            or batch.scorable_contents
+            or batch.pyrit_records
+            or "push_source" in batch.meta
+        )
+        and all(a.timestamp is not None for a in attacks)
+        and len({a.id for a in attacks}) == len(attacks)
     )
 
 
@@ -215,11 +250,53 @@ class DirectRows:
         return len(self.piece_messages) + len(self.score_identifiers)
 
 
-def prepare(batch: NormalizedBatch) -> DirectRows | None:
+_ATTACK_KEYS = (
+    "conversation_id",
+    "attack_identifier_id",
+    "atomic_attack_identifier_id",
+    "last_scorer_id",
+)
+
+
+@dataclass
+class DirectAttacks:
+    """A chunk of new attack results as :func:`prepare` makes it (the service's
+    ``_write_attacks`` and ``_write_tags`` for such a chunk). Columns are in ``column_names``
+    order; the key columns are None until the writer fills them."""
+
+    report: IngestReport
+    identifiers: list[ids.ComponentIdentifier]
+    attacks: list[list[Any] | None]
+    #: Per attack: its conversation, strategy and atomic-attack identifier hashes, last score
+    conversations: list[str]
+    strategies: list[str | None]
+    atomics: list[str | None]
+    last_scores: list[uuid.UUID | None]
+    #: What the attacks name that must be stored already (else the service takes the chunk)
+    pieces: set[uuid.UUID]
+    scores: set[uuid.UUID]
+    scenarios: set[uuid.UUID]
+    #: (attack id, conversation id, type, description) of each related conversation, once
+    related: list[tuple[uuid.UUID, str, str, str | None]]
+    #: Per attack: the labels it is found by and its harm categories; per conversation: what
+    #: its attacks add to it (§9.2), in the service's order
+    attack_tags: dict[uuid.UUID, tuple[dict[str, Any], list[str]]]
+    conversation_tags: dict[str, tuple[dict[str, Any], list[str]]]
+    succeeded: list[uuid.UUID]
+
+    @property
+    def rows(self) -> int:
+        """Attack results of the chunk."""
+        return len(self.conversations)
+
+
+def prepare(batch: NormalizedBatch) -> DirectRows | DirectAttacks | None:
     """Reader side: the chunk's columns and report, or None when it is not of the kinds this
     path writes. Touches no database (the adapters need only the connection's settings)."""
     if not direct_eligible(batch):
         return None
+    if batch.attack_results:
+        return _prepare_attacks(batch)
     now = write_time()
     status: dict[str, str] = {}
     alias = router.db_for_write(MessagePiece)
@@ -391,6 +468,70 @@ def prepare(batch: NormalizedBatch) -> DirectRows | None:
     )
 
 
+def _prepare_attacks(batch: NormalizedBatch) -> DirectAttacks:
+    """Reader side: a chunk of attack results only (``attacks_eligible``)."""
+    alias = router.db_for_write(AttackResult)
+    status: dict[str, str] = {}
+    rows: list[dict[str, Any]] = []
+    related: list[tuple[uuid.UUID, str, str, str | None]] = []
+    seen_related: set[tuple[uuid.UUID, str]] = set()
+    attack_tags: dict[uuid.UUID, tuple[dict[str, Any], list[str]]] = {}
+    conversation_tags: dict[str, tuple[dict[str, Any], list[str]]] = {}
+    distinct: dict[str, ids.ComponentIdentifier] = {}
+    strategies, atomics = [], []
+    for spec in batch.attack_results:
+        values = attack_own_values(spec)
+        values["id"] = spec.id
+        values["timestamp"] = spec.timestamp
+        values["timestamp_source"] = spec.timestamp_source or TimestampSource.PYRIT
+        rows.append(values)
+        strategy = attack_strategy(spec)
+        for identifier in (strategy, spec.atomic_attack_identifier):
+            if identifier is not None:
+                distinct.setdefault(identifier.hash, identifier)
+        strategies.append(_hash(strategy))
+        atomics.append(_hash(spec.atomic_attack_identifier))
+        labels = indexed_labels(spec)
+        attack_tags[spec.id] = (labels, spec.targeted_harm_categories)
+        # §9.2: the attack's labels also tag its conversations (the service's _collect_tags)
+        for cid in [spec.conversation_id, *(r.conversation_id for r in spec.related_conversations)]:
+            merged_labels, merged_harms = conversation_tags.setdefault(cid, ({}, []))
+            merged_labels.update(labels)
+            merged_harms.extend(h for h in spec.targeted_harm_categories if h not in merged_harms)
+        for ref in spec.related_conversations:
+            if (spec.id, ref.conversation_id) not in seen_related:
+                seen_related.add((spec.id, ref.conversation_id))
+                related.append(
+                    (spec.id, ref.conversation_id, ref.conversation_type, ref.description)
+                )
+        status[batch.path_of(spec)] = CREATED
+    attacks = batch.attack_results
+    names = list(rows[0])
+    report = ingest_report(batch, [], _Outcome(status), time.perf_counter(), True, True, False)  # type: ignore[arg-type]
+    return DirectAttacks(
+        report=report,
+        identifiers=list(distinct.values()),
+        attacks=column_values(
+            AttackResult,
+            names,
+            [tuple(row[name] for name in names) for row in rows],
+            alias=alias,
+            later=_ATTACK_KEYS,
+        ),
+        conversations=[a.conversation_id for a in attacks],
+        strategies=strategies,
+        atomics=atomics,
+        last_scores=[a.last_score_id for a in attacks],
+        pieces={a.last_response_id for a in attacks} - {None},
+        scores={s for a in attacks for s in (a.last_score_id, a.human_score_id)} - {None},
+        scenarios={a.attribution_parent_id for a in attacks} - {None},
+        related=related,
+        attack_tags=attack_tags,
+        conversation_tags=conversation_tags,
+        succeeded=[a.id for a in attacks if a.outcome == AttackOutcome.SUCCESS],
+    )
+
+
 def _hash(identifier: ids.ComponentIdentifier | None) -> str | None:
     return None if identifier is None else identifier.hash
 
@@ -405,7 +546,7 @@ def _column(model: Any, name: str) -> int:
     return _NAMES[model].index(name)
 
 
-_NAMES = {model: column_names(model) for model in (Conversation, MessagePiece, Score)}
+_NAMES = {model: column_names(model) for model in (AttackResult, Conversation, MessagePiece, Score)}
 
 
 class DirectWriter:
@@ -417,10 +558,13 @@ class DirectWriter:
         self.written = 0
         self.handed_over = 0
 
-    def write(self, rows: DirectRows) -> IngestReport | None:
+    def write(self, rows: DirectRows | DirectAttacks) -> IngestReport | None:
         """Write the chunk in one transaction and report it as the service would; None (and
-        nothing written) when the database holds any of its pieces, scores or conversations:
-        then the service takes the chunk."""
+        nothing written) when the database holds any of its pieces, scores or conversations,
+        or any of its attack results, or lacks a row they name: then the service takes the
+        chunk."""
+        if isinstance(rows, DirectAttacks):
+            return self._write_attack_chunk(rows)
         started = time.perf_counter()
         with transaction.atomic():
             serialise_writers()
@@ -435,6 +579,18 @@ class DirectWriter:
         )
         report.seconds = time.perf_counter() - started
         return report
+
+    def _write_attack_chunk(self, rows: DirectAttacks) -> IngestReport | None:
+        started = time.perf_counter()
+        with transaction.atomic():
+            serialise_writers()
+            if not self._write_attacks(rows):
+                self.handed_over += 1
+                return None
+            events.attacks_succeeded_announce(rows.succeeded)
+        self.written += 1
+        rows.report.seconds = time.perf_counter() - started
+        return rows.report
 
     # --- checks -----------------------------------------------------------------------------
 
@@ -565,6 +721,113 @@ class DirectWriter:
         self._write_tags(rows, conversation_pks, stored)
         return True
 
+    def _write_attacks(self, rows: DirectAttacks) -> bool:
+        """Write a chunk of new attack results as the service writes them; False (nothing
+        written) when one is stored, or a conversation, piece, score or scenario result they
+        name is not: the service then merges, makes the conversation or refuses the result
+        (and the importer drops a reference to a row it refused before)."""
+        if existing_keys(AttackResult, "id", rows.attacks[_column(AttackResult, "id")] or []):
+            return False
+        conversation_ids = set(rows.conversations) | {cid for _, cid, _, _ in rows.related}
+        conversations = {
+            cid: (pk, labels, harms)
+            for cid, pk, labels, harms in Conversation.objects.filter(
+                conversation_id__in=conversation_ids
+            ).values_list("conversation_id", "id", "labels", "targeted_harm_categories")
+        }
+        if len(conversations) != len(conversation_ids):
+            return False
+        scorers = stored_column(Score, "id", rows.scores, column="scorer_class_identifier_id")
+        if len(scorers) != len(rows.scores):
+            return False
+        if not _all_stored(MessagePiece, rows.pieces) or not _all_stored(
+            ScenarioResult, rows.scenarios
+        ):
+            return False
+        self._identifiers(rows.identifiers)
+
+        attacks = list(rows.attacks)
+        attacks[_column(AttackResult, "conversation_id")] = [
+            conversations[cid][0] for cid in rows.conversations
+        ]
+        attacks[_column(AttackResult, "attack_identifier_id")] = self._pks(rows.strategies)
+        attacks[_column(AttackResult, "atomic_attack_identifier_id")] = self._pks(rows.atomics)
+        attacks[_column(AttackResult, "last_scorer_id")] = [
+            None if score is None else scorers[score] for score in rows.last_scores
+        ]
+        _insert_columns(AttackResult, attacks)
+        insert_rows(
+            RelatedConversation,
+            [
+                {
+                    "attack_result_id": attack,
+                    "conversation_id": conversations[cid][0],
+                    "conversation_type": kind,
+                    "description": description,
+                }
+                for attack, cid, kind, description in rows.related
+            ],
+        )
+
+        # the service's _write_tags: what the attacks add to their stored conversations
+        updates: list[Conversation] = []
+        conv_labels: dict[int, dict[str, Any]] = {}
+        conv_harms: dict[int, list[str]] = {}
+        for cid, (labels, harms) in rows.conversation_tags.items():
+            pk, stored_labels, stored_harms = conversations[cid]
+            merged_labels = {**stored_labels, **labels}
+            merged_harms = stored_harms + [h for h in harms if h not in stored_harms]
+            if merged_labels != stored_labels or merged_harms != stored_harms:
+                updates.append(
+                    Conversation(
+                        id=pk,
+                        labels=merged_labels,
+                        targeted_harm_categories=merged_harms,
+                        updated_at=write_time(),
+                    )
+                )
+                conv_labels[pk], conv_harms[pk] = labels, harms
+        if updates:
+            update_rows(Conversation, ["labels", "targeted_harm_categories", "updated_at"], updates)
+        attack_labels = {pk: labels for pk, (labels, _) in rows.attack_tags.items()}
+        attack_harms = {pk: harms for pk, (_, harms) in rows.attack_tags.items()}
+        pairs = {
+            label_pair(k, v)
+            for labels in [*conv_labels.values(), *attack_labels.values()]
+            for k, v in labels.items()
+        }
+        names = {h for harms in [*conv_harms.values(), *attack_harms.values()] for h in harms}
+        label_ids = label_rows(pairs)
+        harm_ids = harm_category_rows(names)
+
+        def labelled(labels: dict[str, Any]) -> list[int]:
+            return [label_ids[label_pair(k, v)] for k, v in labels.items()]
+
+        def harmed(harms: list[str]) -> list[int]:
+            return [harm_ids[h] for h in harms]
+
+        link_rows(
+            Conversation.label_index.through, "conversation_id", "label_id", conv_labels, labelled
+        )
+        link_rows(
+            AttackResult.label_index.through, "attackresult_id", "label_id", attack_labels, labelled
+        )
+        link_rows(
+            Conversation.harm_category_index.through,
+            "conversation_id",
+            "harmcategory_id",
+            conv_harms,
+            harmed,
+        )
+        link_rows(
+            AttackResult.harm_category_index.through,
+            "attackresult_id",
+            "harmcategory_id",
+            attack_harms,
+            harmed,
+        )
+        return True
+
     def _write_scores(
         self, rows: DirectRows, conversation_pks: dict[str, int], piece_ids: list[str]
     ) -> None:
@@ -664,6 +927,10 @@ class DirectWriter:
                 for target in {harm_ids[h] for h in harms}
             ],
         )
+
+
+def _all_stored(model: Any, wanted: set[uuid.UUID]) -> bool:
+    return not wanted or len(existing_values(model, "id", wanted)) == len(wanted)
 
 
 def _blob_pk(media: MediaIndex, value: tuple[str, str, str | None]) -> int | None:

@@ -421,7 +421,8 @@ class Importer:
         else:
             report = None
             if self.direct is not None and item.direct is not None:
-                # nothing of such a chunk is an attack result: no references to drop
+                # a chunk of attack results goes direct only when every row it names is
+                # stored: no references to drop (``_drop_unstored_references``)
                 report = self.direct.write(item.direct)
             if report is None:
                 batch, problems = item.normalised()
