@@ -1330,41 +1330,60 @@ class _Plan:
             AttackResult.harm_category_index.through.objects.filter(
                 attackresult_id__in=relabel
             ).delete()
-        pairs = {
-            label_pair(k, v)
-            for labels in [*conv_labels.values(), *attack_labels.values()]
-            for k, v in labels.items()
-        }
-        names = {h for harms in [*conv_harms.values(), *attack_harms.values()] for h in harms}
-        label_ids = label_rows(pairs)
-        harm_ids = harm_category_rows(names)
+        link_tags(
+            conversation_labels=conv_labels,
+            conversation_harms=conv_harms,
+            attack_labels=attack_labels,
+            attack_harms=attack_harms,
+        )
 
-        def labelled(labels: dict[str, Any]) -> list[int]:
-            return [label_ids[label_pair(k, v)] for k, v in labels.items()]
 
-        def harmed(harms: list[str]) -> list[int]:
-            return [harm_ids[h] for h in harms]
+def link_tags(
+    *,
+    conversation_labels: dict[int, dict[str, Any]],
+    conversation_harms: dict[int, list[str]],
+    attack_labels: dict[uuid.UUID, dict[str, Any]],
+    attack_harms: dict[uuid.UUID, list[str]],
+) -> None:
+    """Index conversations (by pk) and attack results (by id) under their labels and harm
+    categories, inserting the label and harm-category rows they need, in this order: the
+    conversations' labels, the attacks' labels, the conversations' harms, the attacks'."""
+    conv_labels, conv_harms = conversation_labels, conversation_harms
+    pairs = {
+        label_pair(k, v)
+        for labels in [*conv_labels.values(), *attack_labels.values()]
+        for k, v in labels.items()
+    }
+    names = {h for harms in [*conv_harms.values(), *attack_harms.values()] for h in harms}
+    label_ids = label_rows(pairs)
+    harm_ids = harm_category_rows(names)
 
-        link_rows(
-            Conversation.label_index.through, "conversation_id", "label_id", conv_labels, labelled
-        )
-        link_rows(
-            AttackResult.label_index.through, "attackresult_id", "label_id", attack_labels, labelled
-        )
-        link_rows(
-            Conversation.harm_category_index.through,
-            "conversation_id",
-            "harmcategory_id",
-            conv_harms,
-            harmed,
-        )
-        link_rows(
-            AttackResult.harm_category_index.through,
-            "attackresult_id",
-            "harmcategory_id",
-            attack_harms,
-            harmed,
-        )
+    def labelled(labels: dict[str, Any]) -> list[int]:
+        return [label_ids[label_pair(k, v)] for k, v in labels.items()]
+
+    def harmed(harms: list[str]) -> list[int]:
+        return [harm_ids[h] for h in harms]
+
+    link_rows(
+        Conversation.label_index.through, "conversation_id", "label_id", conv_labels, labelled
+    )
+    link_rows(
+        AttackResult.label_index.through, "attackresult_id", "label_id", attack_labels, labelled
+    )
+    link_rows(
+        Conversation.harm_category_index.through,
+        "conversation_id",
+        "harmcategory_id",
+        conv_harms,
+        harmed,
+    )
+    link_rows(
+        AttackResult.harm_category_index.through,
+        "attackresult_id",
+        "harmcategory_id",
+        attack_harms,
+        harmed,
+    )
 
 
 # The attack result's fields ``_Plan._attack_values`` gives as rows (or None), not keys.

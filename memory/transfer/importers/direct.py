@@ -61,6 +61,7 @@ from memory.storage.batch import NormalizedBatch
 from memory.storage.identifiers import identifiers_store
 from memory.storage.write import (
     CREATED,
+    KINDS,
     IngestReport,
     attack_own_values,
     attack_strategy,
@@ -71,7 +72,7 @@ from memory.storage.write import (
     ingest_report,
     label_pair,
     label_rows,
-    link_rows,
+    link_tags,
     scored_content_id,
     serialise_writers,
     write_time,
@@ -94,22 +95,28 @@ from redteam.core.scoring import score_numeric_value
 __all__ = ["DirectAttacks", "DirectRows", "DirectWriter", "direct_eligible", "prepare"]
 
 
+#: What a chunk of each kind the direct path writes may hold (everything else: the service).
+_PIECE_KINDS = frozenset({"pieces", "conversations", "scores"})
+_ATTACK_KINDS = frozenset({"attack_results"})
+#: The batch's lists, one per ingestion kind (``write.KINDS``; pieces are ``batch.pieces``).
+_KINDS = tuple("pieces" if kind == "message_pieces" else kind for kind in KINDS)
+
+
+def _holds_only(batch: NormalizedBatch, kinds: frozenset[str]) -> bool:
+    """Whether the batch holds nothing but ``kinds`` and is no push (its source is recorded
+    by the service)."""
+    return "push_source" not in batch.meta and not any(
+        getattr(batch, kind) for kind in _KINDS if kind not in kinds
+    )
+
+
 def direct_eligible(batch: NormalizedBatch) -> bool:
     """Whether the chunk is of the kinds this path writes (the database decides the rest):
-    pieces, conversations and scores, or attack results alone (:func:`attacks_eligible`)."""
+    pieces, conversations and scores without media bytes, or attack results alone
+    (:func:`attacks_eligible`)."""
     if batch.attack_results:
         return attacks_eligible(batch)
-    if (
-        batch.scenario_results
-        or batch.seeds
-        or batch.seed_groups
-        or batch.seed_datasets
-        or batch.scorable_contents
-        or batch.pyrit_records
-        or "push_source" in batch.meta
-    ):
-        return False
-    return all(
+    return _holds_only(batch, _PIECE_KINDS) and all(
         p.spec.original_media is None and p.spec.converted_media is None for p in batch.pieces
     )
 
@@ -120,18 +127,7 @@ def attacks_eligible(batch: NormalizedBatch) -> bool:
     attacks = batch.attack_results
     return (
         bool(attacks)
-        and not (
-            batch.pieces
-            or batch.conversations
-            or batch.scores
-            or batch.scenario_results
-            or batch.seeds
-            or batch.seed_groups
-            or batch.seed_datasets
-            or batch.scorable_contents
-            or batch.pyrit_records
-            or "push_source" in batch.meta
-        )
+        and _holds_only(batch, _ATTACK_KINDS)
         and all(a.timestamp is not None for a in attacks)
         and len({a.id for a in attacks}) == len(attacks)
     )
@@ -789,42 +785,11 @@ class DirectWriter:
                 conv_labels[pk], conv_harms[pk] = labels, harms
         if updates:
             update_rows(Conversation, ["labels", "targeted_harm_categories", "updated_at"], updates)
-        attack_labels = {pk: labels for pk, (labels, _) in rows.attack_tags.items()}
-        attack_harms = {pk: harms for pk, (_, harms) in rows.attack_tags.items()}
-        pairs = {
-            label_pair(k, v)
-            for labels in [*conv_labels.values(), *attack_labels.values()]
-            for k, v in labels.items()
-        }
-        names = {h for harms in [*conv_harms.values(), *attack_harms.values()] for h in harms}
-        label_ids = label_rows(pairs)
-        harm_ids = harm_category_rows(names)
-
-        def labelled(labels: dict[str, Any]) -> list[int]:
-            return [label_ids[label_pair(k, v)] for k, v in labels.items()]
-
-        def harmed(harms: list[str]) -> list[int]:
-            return [harm_ids[h] for h in harms]
-
-        link_rows(
-            Conversation.label_index.through, "conversation_id", "label_id", conv_labels, labelled
-        )
-        link_rows(
-            AttackResult.label_index.through, "attackresult_id", "label_id", attack_labels, labelled
-        )
-        link_rows(
-            Conversation.harm_category_index.through,
-            "conversation_id",
-            "harmcategory_id",
-            conv_harms,
-            harmed,
-        )
-        link_rows(
-            AttackResult.harm_category_index.through,
-            "attackresult_id",
-            "harmcategory_id",
-            attack_harms,
-            harmed,
+        link_tags(
+            conversation_labels=conv_labels,
+            conversation_harms=conv_harms,
+            attack_labels={pk: labels for pk, (labels, _) in rows.attack_tags.items()},
+            attack_harms={pk: harms for pk, (_, harms) in rows.attack_tags.items()},
         )
         return True
 
