@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
+import time
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,33 @@ def test_a_value_too_long_for_its_column_refuses_its_row_on_either_path(tmp_path
     assert any(refused in line and "255" in line for line in summary.warnings), summary.warnings
     dry = import_pyrit_db(path=db, chunk_rows=CHUNK, write_path=write_path, dry_run=True)
     assert dry.refused["attack_results"] == 1
+
+
+def test_a_slow_last_chunk_is_waited_for_after_the_reader_finished(monkeypatch, tmp_path):
+    """The reader exits (code 0) once it has sent the end; the preparer may still be busy
+    with the last chunk for longer than the writer's poll: that is not a dead process."""
+    db = copy_fixture(DB_110, tmp_path)
+    real_normalize = runner.normalize_batch
+
+    def slow(payload):
+        time.sleep(1.5)
+        return real_normalize(payload)
+
+    monkeypatch.setattr(runner, "normalize_batch", slow)
+    summary = import_pyrit_db(path=db, chunk_rows=100_000)
+    assert summary.created["message_pieces"] == len(_piece_ids(db)) == len(_stored_ids())
+
+
+def test_an_error_that_does_not_pickle_still_reaches_the_writer(monkeypatch, tmp_path):
+    db = copy_fixture(DB_110, tmp_path)
+
+    class Unpicklable(Exception):
+        def __reduce__(self):
+            raise TypeError("not picklable")
+
+    def broken(payload):
+        raise Unpicklable("a preparer broke oddly")
+
+    monkeypatch.setattr(runner, "normalize_batch", broken)
+    with pytest.raises(ImportFailed, match="Unpicklable: a preparer broke oddly"):
+        import_pyrit_db(path=db, chunk_rows=CHUNK)

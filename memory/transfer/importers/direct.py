@@ -11,10 +11,12 @@ this path writes exactly what the service would write for such a chunk and nothi
   but pieces, messages, conversations and scores, with no problem found by the normaliser or
   the service's value checks (``memory.storage.lengths``, run beside the reader); new pieces
   may continue a conversation an earlier chunk stored (merged as the service merges them);
+- it takes a chunk of attack results alone when none is stored, every row they name is, and
+  each has its own time (``attacks_eligible``, ``DirectWriter._write_attacks``);
 - every other chunk (a re-import, a 1.x conversation row already stored, a message whose
-  stored role differs, attack results, scenario results, seeds, scorable content, verbatim
-  rows, a refused row) goes to the service, which merges, reports conflicts and refuses as it
-  does for every client.
+  stored role differs, other attack results, scenario results, seeds, scorable content,
+  verbatim rows, a refused row) goes to the service, which merges, reports conflicts and
+  refuses as it does for every client.
 
 The work is split in two. :func:`prepare` runs where the file is read (the importer's reader
 process): from the normalised chunk it makes every column that does not depend on what the

@@ -692,11 +692,29 @@ def _receive(channel: Any, children: list[Any]) -> tuple[str, list[tuple[str, st
         try:
             return channel.get(timeout=1.0)
         except queue.Empty:
+            # a stage that finished its work exits with 0 while later stages still work
             for child in children:
-                if not child.is_alive():
+                if child.exitcode not in (None, 0):
                     raise ImportFailed(
                         f"the import's {child.name} process stopped (exit code {child.exitcode})"
                     ) from None
+            if all(child.exitcode is not None for child in children):
+                try:
+                    return channel.get(timeout=1.0)
+                except queue.Empty:
+                    raise ImportFailed(
+                        "the import's processes stopped before the end of the file"
+                    ) from None
+
+
+def _sendable(exc: BaseException) -> BaseException:
+    """``exc`` if it pickles (the queue's feeder thread would drop it silently otherwise),
+    else an ``ImportFailed`` naming it."""
+    try:
+        pickle.dumps(exc)
+    except Exception:
+        return ImportFailed(f"{type(exc).__name__}: {exc}")
+    return exc
 
 
 def _child_signals() -> None:
@@ -736,11 +754,7 @@ def _read_in_child(importer: Importer, scratch: Path, inboxes: list[Any]) -> Non
             turn += 1
         db.close()
     except BaseException as exc:
-        try:
-            inboxes[turn % len(inboxes)].put(("error", forward.take(), exc))
-        except Exception:
-            failed = ImportFailed(f"{importer.path}: {exc}")
-            inboxes[turn % len(inboxes)].put(("error", forward.take(), failed))
+        inboxes[turn % len(inboxes)].put(("error", forward.take(), _sendable(exc)))
         return
     for offset in range(len(inboxes)):
         inboxes[(turn + offset) % len(inboxes)].put(("end", forward.take(), None))
@@ -768,7 +782,7 @@ def _prepare_in_child(importer: Importer, inbox: Any, outbox: Any) -> None:
                 else:
                     packed = (phase, media, direct, payload)
         except BaseException as exc:
-            outbox.put(("error", warnings, exc))
+            outbox.put(("error", warnings, _sendable(exc)))
             return
         outbox.put(("rows", warnings, (table, rows, packed)))
 
