@@ -49,7 +49,7 @@ from memory.models.media import media_key
 from memory.storage.batch import NormalizedBatch
 from memory.storage.lengths import batch_problems
 from memory.storage.write import ingest_batch
-from memory.transfer.importers.direct import DirectRows, DirectWriter, prepare
+from memory.transfer.importers.direct import DirectAttacks, DirectRows, DirectWriter, prepare
 from memory.transfer.importers.errors import ImportFailed
 from memory.transfer.ingest.normalize import normalize_batch
 from memory.transfer.ingest.readers import parse_identifier
@@ -113,17 +113,18 @@ class _Prepared:
     #: The chunk's columns for the direct write path (``direct.prepare``), when it is clean
     #: (neither the normaliser nor the service's value checks found a problem) and of the
     #: kinds that path writes.
-    direct: DirectRows | None = None
+    direct: DirectRows | DirectAttacks | None = None
     #: From the reader and preparer processes: the chunk as read, pickled, in place of
     #: ``batch`` (None) when ``direct`` is given; normalised again only if the service must
     #: take the chunk after all.
     payload: bytes | None = None
 
     def normalised(self) -> tuple[NormalizedBatch, list[Problem]]:
-        """The chunk's batch and problems (normalising the payload when it came without)."""
+        """The chunk's batch and problems (normalising the payload when it came without),
+        the value checks' included, as the writer's ``ingest_batch(checked=True)`` expects."""
         if self.batch is None:
             assert self.payload is not None
-            self.batch, self.problems = normalize_batch(pickle.loads(self.payload))
+            self.batch, self.problems = _normalised_and_checked(pickle.loads(self.payload))
             self.payload = None
         return self.batch, self.problems
 
@@ -663,7 +664,7 @@ def media_values(batch: NormalizedBatch) -> list[tuple[str, str | None]]:
 
 def _direct_rows(
     importer: Importer, batch: NormalizedBatch, problems: list[Problem]
-) -> DirectRows | None:
+) -> DirectRows | DirectAttacks | None:
     """Reader side: the chunk's columns for the direct write path, when it takes that path
     (a real import on it, the chunk clean and of its kinds). ``problems`` are the
     normaliser's and the value checks' (``_normalised_and_checked``)."""
