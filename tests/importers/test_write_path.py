@@ -19,7 +19,9 @@ after each the dashboards' rollups, which triggers keep, must equal a recount of
 from __future__ import annotations
 
 import importlib
+import json
 import shutil
+import sqlite3
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +30,7 @@ from django.apps import apps
 from django.conf import settings
 from django.db import connection, models, transaction
 
-from memory.models import HarmCategory, Label, MediaLocation, rollup_sql
+from memory.models import ComponentIdentifier, HarmCategory, Label, MediaLocation, rollup_sql
 from memory.storage import events
 from memory.transfer.importers.direct import DirectWriter
 from memory.transfer.importers.runner import Importer
@@ -295,3 +297,35 @@ def test_direct_path_equals_the_service_on_the_benchmark_file(
         *(min(97, scores - start) for start in range(0, scores, 97)),
         *(min(97, attacks - start) for start in range(0, attacks, 97)),
     ]
+
+
+def test_two_trees_under_one_hash_store_alike(tmp_path, direct_chunks):
+    """A file can hold two identifiers with the same stored hash and different children (a
+    hash PyRIT computed that Redline keeps verbatim; the importer warns). The service walks
+    every tree, so the second tree's own child is stored too; the direct path must not keep
+    only the first tree of each hash."""
+    db = copy_fixture(FILES["1.1.0"], tmp_path)
+    (piece_id, converters), *_ = source_rows(
+        db,
+        "SELECT id, converter_identifiers FROM PromptMemoryEntries "
+        "WHERE converter_identifiers LIKE '%CaesarConverter%' ORDER BY timestamp DESC",
+    )
+    tree = json.loads(converters)
+    tree[0]["children"] = {
+        "inner": {
+            "class_name": "OnlyHereConverter",
+            "class_module": "tests.converters",
+            "hash": "ab" * 32,
+        }
+    }
+    with sqlite3.connect(db) as source:
+        source.execute(
+            "UPDATE PromptMemoryEntries SET converter_identifiers = ? WHERE id = ?",
+            [json.dumps(tree), piece_id],
+        )
+    (service, service_report), (direct, direct_report) = both_paths(db)
+    assert sum(direct_chunks) > 10, "the direct path wrote nothing itself"
+    stored = ComponentIdentifier.objects.values_list("class_name", flat=True)
+    assert "OnlyHereConverter" in stored
+    assert service_report == direct_report
+    assert_same(service, direct)

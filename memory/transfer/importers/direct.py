@@ -435,14 +435,10 @@ def prepare(batch: NormalizedBatch) -> DirectRows | DirectAttacks | None:
         score_contents.append(None if content_id is None else content_id.hex)
         status[batch.path_of(spec)] = CREATED
 
-    distinct: dict[str, ids.ComponentIdentifier] = {}
-    for identifier in _batch_identifiers(batch):
-        if identifier is not None:
-            distinct.setdefault(identifier.hash, identifier)
     report = ingest_report(batch, [], _Outcome(status), time.perf_counter(), True, True, False)  # type: ignore[arg-type]
     return DirectRows(
         report=report,
-        identifiers=list(distinct.values()),
+        identifiers=_distinct_trees(_batch_identifiers(batch)),
         conversation_ids=conversation_ids,
         conversations=column_values(
             Conversation, _CONVERSATION_NAMES, rows, alias=alias, later=_CONVERSATION_KEYS
@@ -475,7 +471,7 @@ def _prepare_attacks(batch: NormalizedBatch) -> DirectAttacks:
     seen_related: set[tuple[uuid.UUID, str]] = set()
     attack_tags: dict[uuid.UUID, tuple[dict[str, Any], list[str]]] = {}
     conversation_tags: dict[str, tuple[dict[str, Any], list[str]]] = {}
-    distinct: dict[str, ids.ComponentIdentifier] = {}
+    trees: list[ids.ComponentIdentifier | None] = []
     strategies, atomics = [], []
     for spec in batch.attack_results:
         values = attack_own_values(spec)
@@ -484,9 +480,7 @@ def _prepare_attacks(batch: NormalizedBatch) -> DirectAttacks:
         values["timestamp_source"] = spec.timestamp_source or TimestampSource.PYRIT
         rows.append(values)
         strategy = attack_strategy(spec)
-        for identifier in (strategy, spec.atomic_attack_identifier):
-            if identifier is not None:
-                distinct.setdefault(identifier.hash, identifier)
+        trees += (strategy, spec.atomic_attack_identifier)
         strategies.append(_hash(strategy))
         atomics.append(_hash(spec.atomic_attack_identifier))
         labels = indexed_labels(spec)
@@ -508,7 +502,7 @@ def _prepare_attacks(batch: NormalizedBatch) -> DirectAttacks:
     report = ingest_report(batch, [], _Outcome(status), time.perf_counter(), True, True, False)  # type: ignore[arg-type]
     return DirectAttacks(
         report=report,
-        identifiers=list(distinct.values()),
+        identifiers=_distinct_trees(trees),
         attacks=column_values(
             AttackResult,
             names,
@@ -528,6 +522,25 @@ def _prepare_attacks(batch: NormalizedBatch) -> DirectAttacks:
         conversation_tags=conversation_tags,
         succeeded=[a.id for a in attacks if a.outcome == AttackOutcome.SUCCESS],
     )
+
+
+def _distinct_trees(
+    identifiers: Iterable[ids.ComponentIdentifier | None],
+) -> list[ids.ComponentIdentifier]:
+    """Each identifier object once, in the order first seen: what ``identifiers_store`` must
+    walk to store what the service stores when it walks every one.
+
+    By identity, not by hash: the reader shares one parsed object per distinct identifier
+    (``parse_identifier``), so this is a handful per chunk, while a file may hold different
+    trees under one stored hash (the importer warns), whose children the service stores too.
+    """
+    seen: set[int] = set()
+    out = []
+    for identifier in identifiers:
+        if identifier is not None and id(identifier) not in seen:
+            seen.add(id(identifier))
+            out.append(identifier)
+    return out
 
 
 def _hash(identifier: ids.ComponentIdentifier | None) -> str | None:
