@@ -31,6 +31,7 @@ IDENTIFIER = "memory_componentidentifier"
 HARM_CATEGORY = "memory_harmcategory"
 PIECE = "memory_messagepiece"
 CONVERTER_LINK = "memory_conversation_converter_index"
+RELATED = "memory_relatedconversation"
 
 
 @dataclass(frozen=True)
@@ -59,7 +60,47 @@ CONVERTER = Rollup(
 )
 #: The rollups of migration 0022, created together and kept by the same triggers.
 FIRST = (FACT, HOUR, OBJECTIVE, HARMLIST, LABEL, HARM, SCORES)
-ROLLUPS = (*FIRST, COUNT, CONVERTER)
+
+
+def _scoped(rollup: Rollup, table: str) -> Rollup:
+    return Rollup(table, ("scope", *rollup.keys), rollup.extra)
+
+
+#: The same groupings per label (``scope``: a label id) of the attacks that carry it
+#: (migration 0026); ``LABEL_PAIR`` counts, in a label's scope, the attacks' labels.
+LABEL_FACT = _scoped(FACT, "memory_rollup_label_fact")
+LABEL_HOUR = _scoped(HOUR, "memory_rollup_label_hour")
+LABEL_OBJECTIVE = _scoped(OBJECTIVE, "memory_rollup_label_objective")
+LABEL_HARMLIST = _scoped(HARMLIST, "memory_rollup_label_harmlist")
+LABEL_PAIR = _scoped(LABEL, "memory_rollup_label_label")
+LABEL_HARM = _scoped(HARM, "memory_rollup_label_harm")
+LABEL_CONVERTER = _scoped(CONVERTER, "memory_rollup_label_converter")
+SCOPED = (
+    LABEL_FACT,
+    LABEL_HOUR,
+    LABEL_OBJECTIVE,
+    LABEL_HARMLIST,
+    LABEL_PAIR,
+    LABEL_HARM,
+    LABEL_CONVERTER,
+)
+#: Each whole-memory rollup's label-scoped twin.
+SCOPED_OF = {
+    FACT: LABEL_FACT,
+    HOUR: LABEL_HOUR,
+    OBJECTIVE: LABEL_OBJECTIVE,
+    HARMLIST: LABEL_HARMLIST,
+    LABEL: LABEL_PAIR,
+    HARM: LABEL_HARM,
+    CONVERTER: LABEL_CONVERTER,
+}
+#: Per label, its conversations (how often each is in the scope), their scores and their
+#: volume (migration 0027).
+LABEL_CONVERSATION = Rollup("memory_rollup_label_conversation", ("conversation", "scope"))
+LABEL_SCORES = _scoped(SCORES, "memory_rollup_label_score")
+LABEL_COUNT = Rollup("memory_rollup_label_count", ("scope", "name"))
+VOLUME = (LABEL_CONVERSATION, LABEL_SCORES, LABEL_COUNT)
+ROLLUPS = (*FIRST, COUNT, CONVERTER, *SCOPED, *VOLUME)
 
 #: The triggers of the first rollups (:data:`FIRST`), by name.
 _FIRST_TRIGGERS = {
@@ -126,6 +167,46 @@ _CONVERTER_TRIGGERS = {
 }
 
 
+def _per_event(prefix: str, tables: dict[str, str]) -> dict[str, dict[str, str]]:
+    """Per vendor, ``{<prefix>_<name>_<event>: table}``: a trigger per event on each table."""
+    return {
+        vendor: {
+            f"{prefix}_{name}_{op}": table
+            for name, table in tables.items()
+            for op in ("insert", "delete", "update")
+        }
+        for vendor in ("sqlite", "postgresql")
+    }
+
+
+#: The label-scoped rollups' triggers, by name, with the table each is on: one per event on
+#: every table a rollup's key is read from (``redline_rollup_scoped_<table>_<event>``).
+_SCOPED_TABLES = {
+    "attack": ATTACK,
+    "label": LABEL_LINK,
+    "conversation": CONVERSATION,
+    "score": SCORE,
+    "identifier": IDENTIFIER,
+    "harm": HARM_LINK,
+    "converter": CONVERTER_LINK,
+}
+_SCOPED_TRIGGERS = _per_event("redline_rollup_scoped", _SCOPED_TABLES)
+
+
+#: The label volume's triggers (:data:`VOLUME`), by name, with the table each is on
+#: (``redline_rollup_volume_<table>_<event>``; ``member``: a conversation joins or leaves a
+#: label's scope).
+_VOLUME_TABLES = {
+    "attack": ATTACK,
+    "label": LABEL_LINK,
+    "related": RELATED,
+    "score": SCORE,
+    "conversation": CONVERSATION,
+    "member": LABEL_CONVERSATION.table,
+}
+_VOLUME_TRIGGERS = _per_event("redline_rollup_volume", _VOLUME_TABLES)
+
+
 def triggers(vendor: str, rollups: tuple[Rollup, ...] = ROLLUPS) -> tuple[str, ...]:
     """The triggers that keep ``rollups`` (``check`` reports missing ones: a table rebuilt by
     a later migration on SQLite loses its triggers)."""
@@ -136,6 +217,10 @@ def triggers(vendor: str, rollups: tuple[Rollup, ...] = ROLLUPS) -> tuple[str, .
         out += tuple(_COUNT_TRIGGERS[vendor])
     if CONVERTER in rollups:
         out += tuple(_CONVERTER_TRIGGERS[vendor])
+    if LABEL_FACT in rollups:
+        out += tuple(_SCOPED_TRIGGERS[vendor])
+    if LABEL_CONVERSATION in rollups:
+        out += tuple(_VOLUME_TRIGGERS[vendor])
     return out
 
 
@@ -154,6 +239,11 @@ def _upsert(rollup: Rollup, values: list[str], n: str, rest: str) -> str:
         f"INSERT INTO {rollup.table} ({columns}) SELECT {', '.join(values)}, {n} {rest} "
         f"ON CONFLICT ({keys}) DO UPDATE SET n = {rollup.table}.n + excluded.n"
     )
+
+
+def _positions(values: list[str]) -> str:
+    """``1, 2, …``: a ``GROUP BY`` of every one of ``values`` by position."""
+    return ", ".join(str(i) for i in range(1, len(values) + 1))
 
 
 def _human(row: str) -> str:
@@ -336,21 +426,19 @@ def score_statements(vendor: str, op: str) -> list[str]:
     for row, sign in (("OLD", "-1"), ("NEW", "1")):
         if (op, row) in (("INSERT", "OLD"), ("DELETE", "NEW")):
             continue
-        out.append(
-            _upsert(
-                SCORES,
-                [
-                    f"{row}.scorer_class_identifier_id",
-                    f"{row}.score_type",
-                    f"CASE WHEN {row}.numeric_value IS NULL THEN 0 ELSE 1 END",
-                    score_bucket(vendor, row),
-                    f"CASE WHEN {row}.reviewer_id IS NULL THEN 0 ELSE 1 END",
-                ],
-                sign,
-                "WHERE true",
-            )
-        )
+        out.append(_upsert(SCORES, _score_key(vendor, row), sign, "WHERE true"))
     return out
+
+
+def _score_key(vendor: str, row: str) -> list[str]:
+    """A score's key in the score rollups: scorer, type, valued, bin, human."""
+    return [
+        f"{row}.scorer_class_identifier_id",
+        f"{row}.score_type",
+        f"CASE WHEN {row}.numeric_value IS NULL THEN 0 ELSE 1 END",
+        score_bucket(vendor, row),
+        f"CASE WHEN {row}.reviewer_id IS NULL THEN 0 ELSE 1 END",
+    ]
 
 
 def label_link_statements(row: str, sign: str) -> list[str]:
@@ -364,67 +452,90 @@ def label_link_statements(row: str, sign: str) -> list[str]:
     ]
 
 
-def harm_link_row_statements(op: str) -> list[str]:
-    """SQLite's harm link trigger, run row by row (it sees the rows before this one)."""
+def _one_attack(scoped: bool, rollup: Rollup, values: list[str], n: str, where: str) -> str:
+    """An upsert of ``values`` read from the attack ``a`` that ``where`` selects (one attack),
+    or, ``scoped``, into ``rollup``'s label-scoped twin once per label of that attack."""
+    if scoped:
+        return _upsert(
+            SCOPED_OF[rollup],
+            ["sl.label_id", *values],
+            n,
+            f"FROM {ATTACK} a, {LABEL_LINK} sl WHERE sl.attackresult_id = a.id AND {where}",
+        )
+    return _upsert(rollup, values, n, f"FROM {ATTACK} a WHERE {where}")
+
+
+def harm_link_row_statements(op: str, *, scoped: bool = False) -> list[str]:
+    """SQLite's harm link trigger, run row by row (it sees the rows before this one); with
+    ``scoped``, the same for the label-scoped harm rollup."""
     out = []
     if op in ("DELETE", "UPDATE"):
         out.append(
-            _upsert(
+            _one_attack(
+                scoped,
                 HARM,
                 ["OLD.harmcategory_id", "a.outcome", _human("a")],
                 "-1",
-                f"FROM {ATTACK} a WHERE a.id = OLD.attackresult_id",
+                "a.id = OLD.attackresult_id",
             )
         )
         moved = " AND OLD.attackresult_id IS NOT NEW.attackresult_id" if op == "UPDATE" else ""
         out.append(
-            _upsert(
+            _one_attack(
+                scoped,
                 HARM,
                 ["0", "a.outcome", _human("a")],
                 "1",
-                f"FROM {ATTACK} a WHERE a.id = OLD.attackresult_id{moved} AND NOT EXISTS "
+                f"a.id = OLD.attackresult_id{moved} AND NOT EXISTS "
                 f"(SELECT 1 FROM {HARM_LINK} l WHERE l.attackresult_id = a.id)",
             )
         )
     if op in ("INSERT", "UPDATE"):
         out.append(
-            _upsert(
+            _one_attack(
+                scoped,
                 HARM,
                 ["NEW.harmcategory_id", "a.outcome", _human("a")],
                 "1",
-                f"FROM {ATTACK} a WHERE a.id = NEW.attackresult_id",
+                "a.id = NEW.attackresult_id",
             )
         )
         moved = " AND OLD.attackresult_id IS NOT NEW.attackresult_id" if op == "UPDATE" else ""
         out.append(
-            _upsert(
+            _one_attack(
+                scoped,
                 HARM,
                 ["0", "a.outcome", _human("a")],
                 "-1",
-                f"FROM {ATTACK} a WHERE a.id = NEW.attackresult_id{moved} AND "
+                f"a.id = NEW.attackresult_id{moved} AND "
                 f"(SELECT COUNT(*) FROM {HARM_LINK} l WHERE l.attackresult_id = a.id) = 1",
             )
         )
     return out
 
 
-def harm_link_statement_statements(op: str) -> list[str]:
+def harm_link_statement_statements(op: str, *, scoped: bool = False) -> list[str]:
     """PostgreSQL's harm link trigger, once per statement, over its transition tables
-    ``new_rows`` / ``old_rows``: per attack touched, links now and before the statement."""
+    ``new_rows`` / ``old_rows``: per attack touched, links now and before the statement. With
+    ``scoped``, the same for the label-scoped harm rollup (per label of each attack)."""
     empty = "SELECT NULL::uuid AS attackresult_id, NULL::bigint AS harmcategory_id WHERE false"
     new_rows = "new_rows" if op in ("INSERT", "UPDATE") else f"({empty})"
     old_rows = "old_rows" if op in ("DELETE", "UPDATE") else f"({empty})"
+    rollup = LABEL_HARM if scoped else HARM
+    scope = ["sl.label_id"] if scoped else []
+    labels = f" JOIN {LABEL_LINK} sl ON sl.attackresult_id = a.id" if scoped else ""
     out = []
     for rows, sign in ((old_rows, "-1"), (new_rows, "1")):
         if "WHERE false" in rows:
             continue
+        values = [*scope, "t.harmcategory_id", "a.outcome", _human("a")]
         out.append(
             _upsert(
-                HARM,
-                ["t.harmcategory_id", "a.outcome", _human("a")],
+                rollup,
+                values,
                 f"{sign} * COUNT(*)",
-                f"FROM {rows} t JOIN {ATTACK} a ON a.id = t.attackresult_id WHERE true "
-                "GROUP BY 1, 2, 3",
+                f"FROM {rows} t JOIN {ATTACK} a ON a.id = t.attackresult_id{labels} WHERE true "
+                f"GROUP BY {_positions(values)}",
             )
         )
     # +1 for an attack left without links, -1 for one that had none before the statement.
@@ -441,11 +552,11 @@ def harm_link_statement_statements(op: str) -> list[str]:
         "AS links_now, COALESCE(ad.c, 0) AS added, COALESCE(rm.c, 0) AS removed FROM touched t "
         "LEFT JOIN added ad ON ad.id = t.id LEFT JOIN removed rm ON rm.id = t.id) "
         + _upsert(
-            HARM,
-            ["0", "a.outcome", _human("a")],
+            rollup,
+            [*scope, "0", "a.outcome", _human("a")],
             f"SUM({none})",
-            f"FROM x JOIN {ATTACK} a ON a.id = x.id WHERE true "
-            f"GROUP BY a.outcome, {_human('a')} HAVING SUM({none}) <> 0",
+            f"FROM x JOIN {ATTACK} a ON a.id = x.id{labels} WHERE true "
+            f"GROUP BY {', '.join([*scope, 'a.outcome', _human('a')])} HAVING SUM({none}) <> 0",
         )
     )
     return out
@@ -508,27 +619,34 @@ def converter_attack_statement_statements(vendor: str, rows: str, sign: str) -> 
     ]
 
 
-def _converter_move(vendor: str, conversation: str, before: str, now: str) -> list[str]:
-    """The attacks of ``conversation`` move from converter set ``before`` to ``now``."""
+def _converter_move(
+    vendor: str, conversation: str, before: str, now: str, *, scoped: bool = False
+) -> list[str]:
+    """The attacks of ``conversation`` move from converter set ``before`` to ``now`` (with
+    ``scoped``, in the scope of each of their labels)."""
     out = []
     for term, sign in (("ch.was", "-1"), ("ch.now", "1")):
+        values = _converter_values(vendor, term, "a.outcome", _human("a"))
+        labels, group = "", "GROUP BY a.outcome, 3"
+        if scoped:
+            values = ["sl.label_id", *values]
+            labels, group = f", {LABEL_LINK} sl", "AND sl.attackresult_id = a.id GROUP BY 1, 3, 4"
         out.append(
             _upsert(
-                CONVERTER,
-                _converter_values(vendor, term, "a.outcome", _human("a")),
+                LABEL_CONVERTER if scoped else CONVERTER,
+                values,
                 f"{sign} * COUNT(*)",
-                f"FROM (SELECT {before} AS was, {now} AS now) ch, {ATTACK} a "
+                f"FROM (SELECT {before} AS was, {now} AS now) ch, {ATTACK} a{labels} "
                 f"WHERE a.conversation_id = {conversation} AND {term} IS NOT NULL "
-                "AND ch.was IS NOT ch.now "
-                "GROUP BY a.outcome, 3",
+                f"AND ch.was IS NOT ch.now {group}",
             )
         )
     return out
 
 
-def converter_link_row_statements(vendor: str, op: str) -> list[str]:
+def converter_link_row_statements(vendor: str, op: str, *, scoped: bool = False) -> list[str]:
     """SQLite's converter link trigger, row by row: the set of the conversation(s) the link
-    row names, before the row's change and now."""
+    row names, before the row's change and now (``scoped``: for the label-scoped rollup)."""
 
     def before(conversation: str) -> str:
         ids = _links_of(conversation)
@@ -553,6 +671,7 @@ def converter_link_row_statements(vendor: str, op: str) -> list[str]:
             conversation,
             before(conversation),
             _converter_set(vendor, _links_of(conversation)),
+            scoped=scoped,
         )
         if op == "UPDATE" and row == "NEW":
             moves = [
@@ -563,9 +682,10 @@ def converter_link_row_statements(vendor: str, op: str) -> list[str]:
     return out
 
 
-def converter_link_statement_statements(vendor: str, op: str) -> list[str]:
+def converter_link_statement_statements(vendor: str, op: str, *, scoped: bool = False) -> list[str]:
     """PostgreSQL's converter link trigger, once per statement, over its transition tables
-    ``new_rows`` / ``old_rows``: per conversation touched, its set before and after."""
+    ``new_rows`` / ``old_rows``: per conversation touched, its set before and after (with
+    ``scoped``, per label of each of its attacks)."""
     touched = []
     was = _links_of("t.id")
     if op in ("INSERT", "UPDATE"):
@@ -581,12 +701,18 @@ def converter_link_statement_statements(vendor: str, op: str) -> list[str]:
             "WHERE o.conversation_id = t.id"
         )
     now = _converter_set(vendor, _links_of("t.id"))
+    scope = "sl.label_id AS scope, " if scoped else ""
+    labels = f" JOIN {LABEL_LINK} sl ON sl.attackresult_id = a.id" if scoped else ""
     moved = " UNION ALL ".join(
-        f"SELECT {term} AS ids, a.outcome, {_human('a')} AS human, {sign} AS d FROM ch "
-        f"JOIN {ATTACK} a ON a.conversation_id = ch.id "
+        f"SELECT {scope}{term} AS ids, a.outcome, {_human('a')} AS human, {sign} AS d FROM ch "
+        f"JOIN {ATTACK} a ON a.conversation_id = ch.id{labels} "
         f"WHERE {term} IS NOT NULL AND ch.was IS DISTINCT FROM ch.now"
         for term, sign in (("ch.was", "-1"), ("ch.now", "1"))
     )
+    values = _converter_values(vendor, "m.ids", "m.outcome", "m.human")
+    group = "m.ids, m.outcome, m.human"
+    if scoped:
+        values, group = ["m.scope", *values], f"m.scope, {group}"
     return [
         # UNION, or DISTINCT: a conversation is touched once however many of its links changed.
         f"WITH touched AS (SELECT DISTINCT id FROM ({' UNION '.join(touched)}) t), "
@@ -594,12 +720,626 @@ def converter_link_statement_statements(vendor: str, op: str) -> list[str]:
         "FROM touched t), "
         f"moved AS ({moved}) "
         + _upsert(
-            CONVERTER,
-            _converter_values(vendor, "m.ids", "m.outcome", "m.human"),
+            LABEL_CONVERTER if scoped else CONVERTER,
+            values,
             "SUM(m.d)",
-            "FROM moved m WHERE true GROUP BY m.ids, m.outcome, m.human HAVING SUM(m.d) <> 0",
+            f"FROM moved m WHERE true GROUP BY {group} HAVING SUM(m.d) <> 0",
         )
     ]
+
+
+# --- the label-scoped rollups ------------------------------------------------------------------
+#
+# Each grouping again per label: an attack counts in the scope of every label it carries. A
+# label link's trigger adds (takes away) its attack's whole contribution in the link's scope;
+# every other trigger applies its row's change in the scope of each label of the attacks it
+# changes (``sl``: the link that puts an attack in a scope). The whole memory's triggers above
+# stay as they were.
+
+
+def _in_scopes(
+    vendor: str,
+    *,
+    row: str,
+    scope: str,
+    sign: str,
+    sources: list[str],
+    where: list[str],
+    grouped: bool,
+    conversation: str | None = None,
+    pairs: bool = True,
+) -> list[str]:
+    """What the attacks that ``sources`` and ``where`` select add (``sign`` 1) or take away
+    (-1) in the label-scoped rollups.
+
+    ``row`` is the attack (``NEW``, ``OLD`` or an alias in ``sources``), ``scope`` the label
+    whose scope it counts in, ``conversation`` the attack's conversation id as an expression
+    a nested subquery may use (SQLite cannot correlate into a subquery's ``FROM``). Without
+    ``grouped`` each selected row is one (attack, scope), else the rows are counted with
+    ``GROUP BY``. ``pairs`` adds the label pairs (a label link's own trigger counts those
+    apart: it would read its own table).
+    """
+    n = f"{sign} * COUNT(*)" if grouped else sign
+    outcome, human = f"{row}.outcome", _human(row)
+    conversation = conversation or f"{row}.conversation_id"
+
+    def upsert(
+        rollup: Rollup, values: list[str], more_sources: tuple = (), more_where: tuple = ()
+    ) -> str:
+        values = [scope, *values]
+        rest = (
+            f"FROM {', '.join([*sources, *more_sources])} "
+            f"WHERE {' AND '.join([*where, *more_where]) or 'true'}"
+        )
+        if grouped:
+            rest += f" GROUP BY {_positions(values)}"
+        return _upsert(rollup, values, n, rest)
+
+    converters = _converter_set(vendor, _links_of(conversation))
+    out = [
+        upsert(LABEL_FACT, _fact_values(row)),
+        upsert(LABEL_HOUR, [_hour(vendor, row), outcome, human]),
+        upsert(LABEL_OBJECTIVE, [f"COALESCE({row}.objective_sha256, '')", outcome, human]),
+        upsert(LABEL_HARMLIST, _harmlist_values(vendor, row, _class_of(row))),
+        upsert(
+            LABEL_HARM,
+            ["hl.harmcategory_id", outcome, human],
+            (f"{HARM_LINK} hl",),
+            (f"hl.attackresult_id = {row}.id",),
+        ),
+        upsert(
+            LABEL_HARM,
+            ["0", outcome, human],
+            (),
+            (f"NOT EXISTS (SELECT 1 FROM {HARM_LINK} hl WHERE hl.attackresult_id = {row}.id)",),
+        ),
+        upsert(
+            LABEL_CONVERTER,
+            _converter_values(vendor, converters, outcome, human),
+            (),
+            (f"{converters} IS NOT NULL",),
+        ),
+    ]
+    if pairs:
+        out.append(
+            upsert(
+                LABEL_PAIR,
+                ["pl.label_id", outcome, human],
+                (f"{LABEL_LINK} pl",),
+                (f"pl.attackresult_id = {row}.id",),
+            )
+        )
+    return out
+
+
+def _attack_row_in_scopes(vendor: str, row: str, sign: str) -> list[str]:
+    """One attack row (``NEW`` / ``OLD``), in the scope of each of its labels."""
+    return _in_scopes(
+        vendor,
+        row=row,
+        scope="sl.label_id",
+        sign=sign,
+        sources=[f"{LABEL_LINK} sl"],
+        where=[f"sl.attackresult_id = {row}.id"],
+        grouped=False,
+    )
+
+
+def _attack_rows_in_scopes(vendor: str, rows: str, sign: str) -> list[str]:
+    """PostgreSQL: the attacks of transition table ``rows``, at once."""
+    return _in_scopes(
+        vendor,
+        row="t",
+        scope="sl.label_id",
+        sign=sign,
+        sources=[f"{rows} t", f"{LABEL_LINK} sl"],
+        where=["sl.attackresult_id = t.id"],
+        grouped=True,
+    )
+
+
+def _label_links_in_scopes(vendor: str, rows: str | None, row: str, sign: str) -> list[str]:
+    """A label link's attack, in the link's scope: the row ``row`` (SQLite, ``rows`` None) or
+    the transition table ``rows`` (PostgreSQL)."""
+    if rows is None:
+        return _in_scopes(
+            vendor,
+            row="a",
+            scope=f"{row}.label_id",
+            sign=sign,
+            sources=[f"{ATTACK} a"],
+            where=[f"a.id = {row}.attackresult_id"],
+            grouped=False,
+            conversation=(
+                f"(SELECT a2.conversation_id FROM {ATTACK} a2 WHERE a2.id = {row}.attackresult_id)"
+            ),
+            pairs=False,
+        )
+    return _in_scopes(
+        vendor,
+        row="a",
+        scope="t.label_id",
+        sign=sign,
+        sources=[f"{rows} t", f"{ATTACK} a"],
+        where=["a.id = t.attackresult_id"],
+        grouped=True,
+        pairs=False,
+    )
+
+
+def _label_pairs(new_rows: str, old_rows: str) -> str:
+    """The label pairs of the attacks whose links changed: every pair of links now, less every
+    pair before the change (the links now, without ``new_rows``, with ``old_rows``).
+
+    ``new_rows`` / ``old_rows`` are row sources of (``attackresult_id``, ``label_id``): a
+    statement's transition tables, or one row as a subquery. No ``WITH``: SQLite allows none in
+    a trigger.
+    """
+    touched = (
+        f"SELECT attackresult_id FROM {new_rows} n UNION SELECT attackresult_id FROM {old_rows} o"
+    )
+    now = (
+        f"SELECT attackresult_id AS id, label_id FROM {LABEL_LINK} "
+        f"WHERE attackresult_id IN ({touched})"
+    )
+    before = (
+        f"{now} EXCEPT SELECT attackresult_id, label_id FROM {new_rows} n "
+        f"UNION SELECT attackresult_id, label_id FROM {old_rows} o"
+    )
+    pairs = (
+        f"SELECT x.id, x.label_id AS s, y.label_id AS l, 1 AS d FROM ({now}) x "
+        f"JOIN ({now}) y ON y.id = x.id "
+        f"UNION ALL SELECT x.id, x.label_id, y.label_id, -1 FROM ({before}) x "
+        f"JOIN ({before}) y ON y.id = x.id"
+    )
+    return _upsert(
+        LABEL_PAIR,
+        ["p.s", "p.l", "a.outcome", _human("a")],
+        "SUM(p.d)",
+        f"FROM ({pairs}) p JOIN {ATTACK} a ON a.id = p.id WHERE true "
+        "GROUP BY 1, 2, 3, 4 HAVING SUM(p.d) <> 0",
+    )
+
+
+def _label_pair_rows(op: str) -> list[str]:
+    """SQLite's label pairs, row by row: an inserted link pairs its label with each label of
+    its attack now (itself included), both ways; a deleted one the same, taken away. An
+    update (no writer of Redline makes one) goes through :func:`_label_pairs`."""
+    if op == "UPDATE":
+        new = "(SELECT NEW.attackresult_id AS attackresult_id, NEW.label_id AS label_id)"
+        old = "(SELECT OLD.attackresult_id AS attackresult_id, OLD.label_id AS label_id)"
+        return [_label_pairs(new, old)]
+    row, sign = ("NEW", "1") if op == "INSERT" else ("OLD", "-1")
+    others = f"FROM {LABEL_LINK} x WHERE x.attackresult_id = {row}.attackresult_id"
+    # After an insert the row is among its attack's links; after a delete it is not.
+    itself = "" if op == "INSERT" else f"SELECT {row}.label_id AS s, {row}.label_id AS l UNION ALL "
+    pairs = (
+        f"{itself}SELECT {row}.label_id AS s, x.label_id AS l {others} "
+        f"UNION ALL SELECT x.label_id, {row}.label_id {others} AND x.label_id <> {row}.label_id"
+    )
+    return [
+        _upsert(
+            LABEL_PAIR,
+            ["p.s", "p.l", "a.outcome", _human("a")],
+            sign,
+            f"FROM ({pairs}) p, {ATTACK} a WHERE a.id = {row}.attackresult_id",
+        )
+    ]
+
+
+def _moves_in_scopes(rollup: Rollup, where: str, terms: list[tuple[list[str], str]]) -> list[str]:
+    """The attacks that ``where`` selects (alias ``a``) leave one key (sign -1) for another
+    (1), each key's ``values`` given with its sign, in the scope of each of their labels."""
+    return [
+        _upsert(
+            SCOPED_OF[rollup],
+            ["sl.label_id", *values],
+            f"{sign} * COUNT(*)",
+            f"FROM {ATTACK} a, {LABEL_LINK} sl WHERE sl.attackresult_id = a.id AND {where} "
+            f"GROUP BY {_positions(['sl.label_id', *values])}",
+        )
+        for values, sign in terms
+    ]
+
+
+def _fact_moves_in_scopes(op: str, column: str, link: str, term: str) -> list[str]:
+    """A row's change moves the attacks whose ``link`` column names it from one ``term`` of
+    their fact key (``target`` or ``scorer``, the row's ``column``) to another, per label."""
+    old, new = f"COALESCE(OLD.{column}, 0)", f"COALESCE(NEW.{column}, 0)"
+    before, after, row = {
+        "INSERT": ("0", new, "NEW"),
+        "DELETE": (old, "0", "OLD"),
+        "UPDATE": (old, new, "NEW"),
+    }[op]
+    return _moves_in_scopes(
+        FACT,
+        f"a.{link} = {row}.id",
+        [
+            (_fact_values("a", **{term: before}), "-1"),
+            (_fact_values("a", **{term: after}), "1"),
+        ],
+    )
+
+
+def _conversation_in_scopes(op: str) -> list[str]:
+    """A conversation row's change: its attacks' objective target, per label."""
+    return _fact_moves_in_scopes(op, "target_identifier_id", "conversation_id", "target")
+
+
+def _score_in_scopes(op: str) -> list[str]:
+    """A score row's change: the scorer of the attacks it is the last score of, per label."""
+    return _fact_moves_in_scopes(op, "scorer_class_identifier_id", "last_score_id", "scorer")
+
+
+def _identifier_in_scopes(vendor: str, op: str) -> list[str]:
+    """An identifier row's change: the attack class of the attacks it identifies, per label."""
+    terms = {"INSERT": ("NULL", "NEW.class_name"), "DELETE": ("OLD.class_name", "NULL")}
+    old, new = terms.get(op, ("OLD.class_name", "NEW.class_name"))
+    row = "OLD" if op == "DELETE" else "NEW"
+    return _moves_in_scopes(
+        HARMLIST,
+        f"a.attack_identifier_id = {row}.id",
+        [
+            (_harmlist_values(vendor, "a", old), "-1"),
+            (_harmlist_values(vendor, "a", new), "1"),
+        ],
+    )
+
+
+_EVENTS = ("INSERT", "DELETE", "UPDATE")
+
+
+def _scoped_create_sql(vendor: str) -> list[str]:
+    """The label-scoped rollups' triggers (:data:`SCOPED`)."""
+    attack_update = _attack_row_in_scopes(vendor, "OLD", "-1") + _attack_row_in_scopes(
+        vendor, "NEW", "1"
+    )
+    row_bodies = (
+        {("conversation", op): _conversation_in_scopes(op) for op in _EVENTS}
+        | {("score", op): _score_in_scopes(op) for op in _EVENTS}
+        | {("identifier", op): _identifier_in_scopes(vendor, op) for op in _EVENTS}
+    )
+    whens = {
+        "attack": _changed(vendor, _ATTACK_COLUMNS),
+        "conversation": _changed(vendor, ("target_identifier_id",)),
+        "score": _changed(vendor, _SCORE_COLUMNS),
+        "identifier": _changed(vendor, ("class_name",)),
+    }
+    if vendor == "sqlite":
+        bodies = dict(row_bodies)
+        bodies[("attack", "INSERT")] = _attack_row_in_scopes(vendor, "NEW", "1")
+        bodies[("attack", "DELETE")] = _attack_row_in_scopes(vendor, "OLD", "-1")
+        bodies[("attack", "UPDATE")] = attack_update
+        for op in _EVENTS:
+            links = []
+            if op in ("DELETE", "UPDATE"):
+                links += _label_links_in_scopes(vendor, None, "OLD", "-1")
+            if op in ("INSERT", "UPDATE"):
+                links += _label_links_in_scopes(vendor, None, "NEW", "1")
+            bodies[("label", op)] = links + _label_pair_rows(op)
+            bodies[("harm", op)] = harm_link_row_statements(op, scoped=True)
+            bodies[("converter", op)] = converter_link_row_statements(vendor, op, scoped=True)
+        return [
+            _sqlite_trigger(
+                f"redline_rollup_scoped_{name}_{op.lower()}",
+                op,
+                _SCOPED_TABLES[name],
+                body,
+                whens.get(name, "") if op == "UPDATE" else "",
+            )
+            for (name, op), body in bodies.items()
+        ]
+
+    out = []
+
+    def trigger(name: str, op: str, body: list[str], per: str, referencing: str = "") -> None:
+        function = f"redline_rollup_scoped_{name}_{op.lower()}"
+        when = f" WHEN ({whens[name]})" if per == "ROW" and op == "UPDATE" else ""
+        out.append(_pg_function(function, _pg_block(body)))
+        out.append(
+            f"CREATE TRIGGER {function} AFTER {op} ON {_SCOPED_TABLES[name]}"
+            f"{' REFERENCING ' + referencing if referencing else ''} FOR EACH {per}{when} "
+            f"EXECUTE FUNCTION {function}()"
+        )
+
+    # Row triggers where a statement changes few rows, or the rows each read others of their
+    # table; statement triggers over the transition tables where a bulk write lands.
+    for (name, op), body in row_bodies.items():
+        trigger(name, op, body, "ROW")
+    trigger(
+        "attack",
+        "INSERT",
+        _attack_rows_in_scopes(vendor, "new_rows", "1"),
+        "STATEMENT",
+        "NEW TABLE AS new_rows",
+    )
+    trigger(
+        "attack",
+        "DELETE",
+        _attack_rows_in_scopes(vendor, "old_rows", "-1"),
+        "STATEMENT",
+        "OLD TABLE AS old_rows",
+    )
+    trigger("attack", "UPDATE", attack_update, "ROW")
+    empty = "(SELECT NULL::uuid AS attackresult_id, NULL::bigint AS label_id WHERE false)"
+    for op, referencing in (
+        ("INSERT", "NEW TABLE AS new_rows"),
+        ("DELETE", "OLD TABLE AS old_rows"),
+        ("UPDATE", "OLD TABLE AS old_rows NEW TABLE AS new_rows"),
+    ):
+        new_rows = "new_rows" if op in ("INSERT", "UPDATE") else empty
+        old_rows = "old_rows" if op in ("DELETE", "UPDATE") else empty
+        links = []
+        if op in ("DELETE", "UPDATE"):
+            links += _label_links_in_scopes(vendor, "old_rows", "t", "-1")
+        if op in ("INSERT", "UPDATE"):
+            links += _label_links_in_scopes(vendor, "new_rows", "t", "1")
+        trigger("label", op, [*links, _label_pairs(new_rows, old_rows)], "STATEMENT", referencing)
+        trigger(
+            "harm", op, harm_link_statement_statements(op, scoped=True), "STATEMENT", referencing
+        )
+        trigger(
+            "converter",
+            op,
+            converter_link_statement_statements(vendor, op, scoped=True),
+            "STATEMENT",
+            referencing,
+        )
+    return out
+
+
+# --- the label volume: conversations, pieces and scores per label ------------------------------
+#
+# A label's scope holds the main and related conversations of the attacks that carry it.
+# ``memory_rollup_label_conversation`` counts, per (conversation, label), the reasons it is
+# there (attack rows with their link, related rows with their attack's link); the triggers
+# below keep that count as the others keep theirs. When a count rises above 0 or falls to it,
+# the trigger on that table adds or takes away the conversation, its pieces and its scores in
+# the label's volume and score rollups; a score or a conversation's piece count that changes
+# while its conversation is in scopes changes them there.
+
+_IN_SCOPES = "lc.n > 0"
+
+
+def _members(values: list[str], n: str, rest: str) -> str:
+    """An upsert of (conversation, label) counts into the membership rollup."""
+    return _upsert(LABEL_CONVERSATION, values, n, rest)
+
+
+def _attack_members(row: str, sign: str) -> list[str]:
+    """An attack row's main conversation, in the scope of each of its labels."""
+    return [
+        _members(
+            [f"{row}.conversation_id", "sl.label_id"],
+            sign,
+            f"FROM {LABEL_LINK} sl WHERE sl.attackresult_id = {row}.id",
+        )
+    ]
+
+
+def _attack_rows_members(rows: str, sign: str) -> list[str]:
+    return [
+        _members(
+            ["t.conversation_id", "sl.label_id"],
+            f"{sign} * COUNT(*)",
+            f"FROM {rows} t JOIN {LABEL_LINK} sl ON sl.attackresult_id = t.id WHERE true "
+            "GROUP BY 1, 2",
+        )
+    ]
+
+
+def _label_members(rows: str, sign: str) -> list[str]:
+    """Label links (``rows``: one row as a subquery, or a transition table): their attacks'
+    main and related conversations, in the links' scopes. One grouped statement, so a
+    (conversation, label) is written once however many reasons it has."""
+    reasons = (
+        f"SELECT a.conversation_id AS c, t.label_id AS l FROM {rows} t "
+        f"JOIN {ATTACK} a ON a.id = t.attackresult_id "
+        f"UNION ALL SELECT r.conversation_id, t.label_id FROM {rows} t "
+        f"JOIN {RELATED} r ON r.attack_result_id = t.attackresult_id"
+    )
+    return [
+        _members(
+            ["m.c", "m.l"], f"{sign} * COUNT(*)", f"FROM ({reasons}) m WHERE true GROUP BY 1, 2"
+        )
+    ]
+
+
+def _related_members(rows: str, sign: str) -> list[str]:
+    """Related conversation rows: in the scope of each label of their attack."""
+    return [
+        _members(
+            ["t.conversation_id", "sl.label_id"],
+            f"{sign} * COUNT(*)",
+            f"FROM {rows} t JOIN {LABEL_LINK} sl ON sl.attackresult_id = t.attack_result_id "
+            "WHERE true GROUP BY 1, 2",
+        )
+    ]
+
+
+def _member_change(vendor: str, row: str, sign: str) -> list[str]:
+    """A conversation joins (``sign`` 1) or leaves (-1) a label's scope: its count, pieces and
+    scores there."""
+    return [
+        _upsert(LABEL_COUNT, [f"{row}.scope", "'conversations'"], sign, "WHERE true"),
+        _upsert(
+            LABEL_COUNT,
+            [f"{row}.scope", "'pieces'"],
+            f"({sign}) * c.piece_count",
+            f"FROM {CONVERSATION} c WHERE c.id = {row}.conversation",
+        ),
+        _upsert(
+            LABEL_SCORES,
+            [f"{row}.scope", *_score_key(vendor, "s")],
+            f"({sign}) * COUNT(*)",
+            f"FROM {SCORE} s WHERE s.conversation_id = {row}.conversation "
+            "GROUP BY 1, 2, 3, 4, 5, 6",
+        ),
+    ]
+
+
+def _score_in_members(vendor: str, rows: str, sign: str, row: str = "t") -> list[str]:
+    """Scores (``rows`` with alias ``row``; on SQLite ``rows`` is empty and ``row`` the trigger
+    row), in the scopes their conversation is in."""
+    source = f"{rows} {row}, " if rows else ""
+    return [
+        _upsert(
+            LABEL_SCORES,
+            ["lc.scope", *_score_key(vendor, row)],
+            f"{sign} * COUNT(*)",
+            f"FROM {source}{LABEL_CONVERSATION.table} lc "
+            f"WHERE lc.conversation = {row}.conversation_id AND {_IN_SCOPES} "
+            "GROUP BY 1, 2, 3, 4, 5, 6",
+        )
+    ]
+
+
+def _conversation_pieces(rows: str, sign: str, row: str = "t") -> list[str]:
+    """Conversations (as :func:`_score_in_members`): their pieces, in the scopes they are in."""
+    source = f"{rows} {row}, " if rows else ""
+    return [
+        _upsert(
+            LABEL_COUNT,
+            ["lc.scope", "'pieces'"],
+            f"{sign} * SUM({row}.piece_count)",
+            f"FROM {source}{LABEL_CONVERSATION.table} lc "
+            f"WHERE lc.conversation = {row}.id AND {_IN_SCOPES} GROUP BY 1, 2",
+        )
+    ]
+
+
+def _one(row: str, columns: str) -> str:
+    """The trigger row ``row`` as a one-row subquery of ``columns`` (SQLite: no transition
+    tables)."""
+    return f"(SELECT {', '.join(f'{row}.{c} AS {c}' for c in columns.split())})"
+
+
+def _volume_create_sql(vendor: str) -> list[str]:
+    """The label volume's triggers (:data:`VOLUME`)."""
+    whens = {
+        "attack": _changed(vendor, ("conversation_id",)),
+        "label": "",
+        "related": _changed(vendor, ("attack_result_id", "conversation_id")),
+        "score": _changed(vendor, (*_SCORE_COLUMNS, "conversation_id")),
+        "conversation": _changed(vendor, ("piece_count",)),
+        "member": "(OLD.n > 0) <> (NEW.n > 0)",
+    }
+    member = {
+        "INSERT": ("NEW.n > 0", _member_change(vendor, "NEW", "1")),
+        "DELETE": ("OLD.n > 0", _member_change(vendor, "OLD", "-1")),
+        "UPDATE": (
+            whens["member"],
+            _member_change(vendor, "NEW", "CASE WHEN NEW.n > 0 THEN 1 ELSE -1 END"),
+        ),
+    }
+    link = "attackresult_id label_id"
+    related = "attack_result_id conversation_id"
+    if vendor == "sqlite":
+        bodies: dict[tuple[str, str], list[str]] = {}
+        for op in _EVENTS:
+            old = op in ("DELETE", "UPDATE")
+            new = op in ("INSERT", "UPDATE")
+            bodies[("attack", op)] = (_attack_members("OLD", "-1") if old else []) + (
+                _attack_members("NEW", "1") if new else []
+            )
+            bodies[("label", op)] = (_label_members(_one("OLD", link), "-1") if old else []) + (
+                _label_members(_one("NEW", link), "1") if new else []
+            )
+            bodies[("related", op)] = (
+                _related_members(_one("OLD", related), "-1") if old else []
+            ) + (_related_members(_one("NEW", related), "1") if new else [])
+            bodies[("score", op)] = (_score_in_members(vendor, "", "-1", "OLD") if old else []) + (
+                _score_in_members(vendor, "", "1", "NEW") if new else []
+            )
+            bodies[("conversation", op)] = (
+                _conversation_pieces("", "-1", "OLD") if old else []
+            ) + (_conversation_pieces("", "1", "NEW") if new else [])
+        out = [
+            _sqlite_trigger(
+                f"redline_rollup_volume_{name}_{op.lower()}",
+                op,
+                _VOLUME_TABLES[name],
+                body,
+                whens[name] if op == "UPDATE" else "",
+            )
+            for (name, op), body in bodies.items()
+        ]
+        return out + [
+            _sqlite_trigger(
+                f"redline_rollup_volume_member_{op.lower()}",
+                op,
+                LABEL_CONVERSATION.table,
+                body,
+                when,
+            )
+            for op, (when, body) in member.items()
+        ]
+
+    out = []
+
+    def trigger(name: str, op: str, body: list[str], when: str = "", per: str = "STATEMENT"):
+        function = f"redline_rollup_volume_{name}_{op.lower()}"
+        referencing = ""
+        if per == "STATEMENT":
+            referencing = {
+                "INSERT": " REFERENCING NEW TABLE AS new_rows",
+                "DELETE": " REFERENCING OLD TABLE AS old_rows",
+                "UPDATE": " REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows",
+            }[op]
+        out.append(_pg_function(function, _pg_block(body)))
+        out.append(
+            f"CREATE TRIGGER {function} AFTER {op} ON {_VOLUME_TABLES[name]}{referencing} "
+            f"FOR EACH {per}{f' WHEN ({when})' if when else ''} EXECUTE FUNCTION {function}()"
+        )
+
+    for op in _EVENTS:
+        old = ["old_rows"] if op in ("DELETE", "UPDATE") else []
+        new = ["new_rows"] if op in ("INSERT", "UPDATE") else []
+        if op == "UPDATE":
+            # Few rows, and only when a counted column changed.
+            trigger(
+                "attack",
+                op,
+                _attack_members("OLD", "-1") + _attack_members("NEW", "1"),
+                whens["attack"],
+                "ROW",
+            )
+            trigger(
+                "score",
+                op,
+                _score_in_members(vendor, "", "-1", "OLD")
+                + _score_in_members(vendor, "", "1", "NEW"),
+                whens["score"],
+                "ROW",
+            )
+            trigger(
+                "conversation",
+                op,
+                _conversation_pieces("", "-1", "OLD") + _conversation_pieces("", "1", "NEW"),
+                whens["conversation"],
+                "ROW",
+            )
+        else:
+            rows = (old + new)[0]
+            sign = "-1" if op == "DELETE" else "1"
+            trigger("attack", op, _attack_rows_members(rows, sign))
+            trigger("score", op, _score_in_members(vendor, rows, sign))
+            trigger("conversation", op, _conversation_pieces(rows, sign))
+        trigger(
+            "label",
+            op,
+            [s for rows in old for s in _label_members(rows, "-1")]
+            + [s for rows in new for s in _label_members(rows, "1")],
+        )
+        trigger(
+            "related",
+            op,
+            [s for rows in old for s in _related_members(rows, "-1")]
+            + [s for rows in new for s in _related_members(rows, "1")],
+        )
+        when, body = member[op]
+        trigger("member", op, body, when, "ROW")
+    return out
 
 
 _CONVERTER_ATTACK_COLUMNS = ("conversation_id", "outcome", "human_outcome")
@@ -776,6 +1516,10 @@ def create_sql(vendor: str, rollups: tuple[Rollup, ...] = ROLLUPS) -> list[str]:
         out += _count_create_sql(vendor)
     if CONVERTER in rollups:
         out += _converter_create_sql(vendor)
+    if LABEL_FACT in rollups:
+        out += _scoped_create_sql(vendor)
+    if LABEL_CONVERSATION in rollups:
+        out += _volume_create_sql(vendor)
     return out
 
 
@@ -966,7 +1710,12 @@ def drop_sql(vendor: str, rollups: tuple[Rollup, ...] = ROLLUPS) -> list[str]:
             "redline_rollup_harm_update",
         ]
     # Each later trigger has a function of its own name.
-    for rollup, named in ((COUNT, _COUNT_TRIGGERS), (CONVERTER, _CONVERTER_TRIGGERS)):
+    for rollup, named in (
+        (COUNT, _COUNT_TRIGGERS),
+        (CONVERTER, _CONVERTER_TRIGGERS),
+        (LABEL_FACT, _SCOPED_TRIGGERS),
+        (LABEL_CONVERSATION, _VOLUME_TRIGGERS),
+    ):
         if rollup in rollups:
             tables |= named[vendor]
             functions += list(named[vendor])
@@ -1027,6 +1776,84 @@ def raw_groupings(vendor: str) -> dict[Rollup, str]:
             f"SELECT {_converters_key(vendor, 'ch.ids')}, a.outcome, {human}, MIN(ch.ids), "
             f"COUNT(*) FROM ({converter_sets(vendor)}) ch "
             f"JOIN {ATTACK} a ON a.conversation_id = ch.conversation_id GROUP BY 1, 2, 3"
+        ),
+        **_scoped_groupings(vendor),
+        **_volume_groupings(vendor),
+    }
+
+
+def _scoped_groupings(vendor: str) -> dict[Rollup, str]:
+    """The label-scoped rollups' rows from the raw tables: each grouping over the attacks
+    joined to their label links (``sl``), the link's label first."""
+    human = _human("a")
+    scoped = f"JOIN {LABEL_LINK} sl ON sl.attackresult_id = a.id"
+    return {
+        LABEL_FACT: (
+            "SELECT sl.label_id, COALESCE(a.attack_identifier_id, 0), "
+            "COALESCE(a.atomic_attack_identifier_id, 0), "
+            f"COALESCE(c.target_identifier_id, 0), COALESCE(s.scorer_class_identifier_id, 0), "
+            f"a.outcome, {human}, COUNT(*) FROM {ATTACK} a {scoped} "
+            f"JOIN {CONVERSATION} c ON c.id = a.conversation_id "
+            f"LEFT JOIN {SCORE} s ON s.id = a.last_score_id GROUP BY 1, 2, 3, 4, 5, 6, 7"
+        ),
+        LABEL_HOUR: (
+            f"SELECT sl.label_id, {_hour(vendor, 'a')}, a.outcome, {human}, COUNT(*) "
+            f"FROM {ATTACK} a {scoped} GROUP BY 1, 2, 3, 4"
+        ),
+        LABEL_OBJECTIVE: (
+            f"SELECT sl.label_id, COALESCE(a.objective_sha256, ''), a.outcome, {human}, "
+            f"COUNT(*) FROM {ATTACK} a {scoped} GROUP BY 1, 2, 3, 4"
+        ),
+        LABEL_HARMLIST: (
+            "SELECT sl.label_id, CASE WHEN ci.class_name IS NULL THEN 0 ELSE 1 END, "
+            f"COALESCE(ci.class_name, ''), {_harms_key(vendor, 'a')}, a.outcome, {human}, "
+            f"MIN({_harms(vendor, 'a')}), COUNT(*) FROM {ATTACK} a {scoped} "
+            f"LEFT JOIN {IDENTIFIER} ci ON ci.id = a.attack_identifier_id "
+            "GROUP BY 1, 2, 3, 4, 5, 6"
+        ),
+        LABEL_PAIR: (
+            f"SELECT sl.label_id, l.label_id, a.outcome, {human}, COUNT(*) FROM {ATTACK} a "
+            f"{scoped} JOIN {LABEL_LINK} l ON l.attackresult_id = a.id GROUP BY 1, 2, 3, 4"
+        ),
+        LABEL_HARM: (
+            f"SELECT sl.label_id, l.harmcategory_id, a.outcome, {human}, COUNT(*) "
+            f"FROM {ATTACK} a {scoped} JOIN {HARM_LINK} l ON l.attackresult_id = a.id "
+            f"GROUP BY 1, 2, 3, 4 UNION ALL SELECT sl.label_id, 0, a.outcome, {human}, COUNT(*) "
+            f"FROM {ATTACK} a {scoped} WHERE NOT EXISTS "
+            f"(SELECT 1 FROM {HARM_LINK} l WHERE l.attackresult_id = a.id) GROUP BY 1, 3, 4"
+        ),
+        LABEL_CONVERTER: (
+            f"SELECT sl.label_id, {_converters_key(vendor, 'ch.ids')}, a.outcome, {human}, "
+            f"MIN(ch.ids), COUNT(*) FROM ({converter_sets(vendor)}) ch "
+            f"JOIN {ATTACK} a ON a.conversation_id = ch.conversation_id {scoped} "
+            "GROUP BY 1, 2, 3, 4"
+        ),
+    }
+
+
+def _volume_groupings(vendor: str) -> dict[Rollup, str]:
+    """The label volume's rows from the raw tables. The membership counts come first: a
+    rebuild rewrites them before the counts their trigger changes are recounted."""
+    reasons = (
+        f"SELECT a.id AS aid, a.conversation_id AS cid FROM {ATTACK} a UNION ALL "
+        f"SELECT r.attack_result_id, r.conversation_id FROM {RELATED} r"
+    )
+    members = (
+        f"SELECT m.cid, sl.label_id AS scope FROM ({reasons}) m "
+        f"JOIN {LABEL_LINK} sl ON sl.attackresult_id = m.aid"
+    )
+    distinct = f"SELECT DISTINCT x.cid, x.scope FROM ({members}) x"
+    return {
+        LABEL_CONVERSATION: f"SELECT x.cid, x.scope, COUNT(*) FROM ({members}) x GROUP BY 1, 2",
+        LABEL_SCORES: (
+            f"SELECT d.scope, {', '.join(_score_key(vendor, 's'))}, COUNT(*) "
+            f"FROM ({distinct}) d JOIN {SCORE} s ON s.conversation_id = d.cid "
+            "GROUP BY 1, 2, 3, 4, 5, 6"
+        ),
+        LABEL_COUNT: (
+            f"SELECT d.scope, 'conversations', COUNT(*) FROM ({distinct}) d GROUP BY 1 "
+            f"UNION ALL SELECT d.scope, 'pieces', SUM(c.piece_count) FROM ({distinct}) d "
+            f"JOIN {CONVERSATION} c ON c.id = d.cid GROUP BY 1"
         ),
     }
 

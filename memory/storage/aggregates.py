@@ -38,6 +38,7 @@ from django.db.models import (
     IntegerField,
     Max,
     Min,
+    Model,
     OuterRef,
     Q,
     QuerySet,
@@ -57,6 +58,8 @@ from memory.models import (
     Conversation,
     FactRollup,
     Label,
+    LabelFactRollup,
+    LabelObjectiveRollup,
     MessagePiece,
     ObjectiveRollup,
     RelatedConversation,
@@ -125,9 +128,26 @@ class Scope:
 
     @property
     def from_rollups(self) -> bool:
-        """Whether the widgets read the rollup tables (:mod:`memory.models.rollups`): the
-        scope is the whole memory, which is what they count."""
+        """Whether the widgets read the whole memory's rollup tables
+        (:mod:`memory.models.rollups`): the scope is the whole memory, which is what they
+        count."""
         return self.rollups and not self.filtered
+
+    @property
+    def counted(self) -> bool:
+        """Whether attack rollups count this scope: the whole memory's, or, when the only
+        filter is one ``labels=key:value``, that label's (``memory_rollup_label_*``,
+        :attr:`rollup_label`). Otherwise the widgets group the attacks themselves. The score
+        and count rollups are the whole memory's only (:attr:`from_rollups`)."""
+        return self.rollups and (not self.filtered or self.rollup_label is not None)
+
+    @property
+    def rollup_label(self) -> tuple[str, str] | None:
+        """The (key, value) of the scope's only filter, one label; None for any other scope."""
+        if len(self.params) != 1 or self.params[0][0] != "labels":
+            return None
+        key, sep, value = self.params[0][1].partition(":")
+        return (key, value) if sep and key else None
 
     @property
     def outcome(self) -> Expression:
@@ -407,13 +427,40 @@ class AttackFact(NamedTuple):
 
 def _facts_ready(scope: Scope) -> bool:
     """Whether :func:`attack_facts` costs nothing more: read already, or a rollup read."""
-    return "facts" in scope.memo or scope.from_rollups
+    return "facts" in scope.memo or scope.counted
 
 
 def _rollup_rows(scope: Scope, sql: str, params: list[Any] | None = None) -> list[tuple]:
     with connections[scope.attacks.db].cursor() as cursor:
         cursor.execute(sql, params or [])
         return cursor.fetchall()
+
+
+def _rollup(scope: Scope, name: str, alias: str = "") -> tuple[str, str, list[Any]]:
+    """(table, condition, parameters) of the rows of rollup ``name`` (``fact``, ``hour``,
+    ``objective``, ``harmlist``, ``label``, ``harm``, ``converter``, ``score``, ``count``) that
+    count the scope: the
+    whole memory's table, or its label-scoped twin's rows of the scope's label (looked up in
+    the same statement: a pair no attack carries matches no row)."""
+    column = f"{alias}." if alias else ""
+    if scope.rollup_label is None:
+        return f"memory_rollup_{name}", f"{column}n > 0", []
+    return (
+        f"memory_rollup_label_{name}",
+        f"{column}scope = (SELECT id FROM {Label._meta.db_table} WHERE key = %s AND value = %s) "
+        f"AND {column}n > 0",
+        list(scope.rollup_label),
+    )
+
+
+def _rollup_rows_of(scope: Scope, whole: type[Model], scoped: type[Model]) -> QuerySet:
+    """:func:`_rollup`'s rows as a QuerySet of the rollup model ``whole`` or its label-scoped
+    twin ``scoped``."""
+    if scope.rollup_label is None:
+        return whole.objects.using(scope.attacks.db).filter(n__gt=0)
+    key, value = scope.rollup_label
+    label = Label.objects.using(scope.attacks.db).filter(key=key, value=value).values("pk")
+    return scoped.objects.using(scope.attacks.db).filter(scope=Subquery(label[:1]), n__gt=0)
 
 
 def _out(source: Source, outcome: str, human: str) -> str:
@@ -433,7 +480,8 @@ def attack_facts(scope: Scope) -> list[AttackFact]:
     several of them (the dashboard page) reads it first; one that shows one (a CSV, the stats
     API, a report) does not, and each widget then runs its own.
     """
-    if "facts" not in scope.memo and scope.from_rollups:
+    if "facts" not in scope.memo and scope.counted:
+        table, live, params = _rollup(scope, "fact")
         # The rollup's sentinels (0, "") read back as None.
         scope.memo["facts"] = [
             AttackFact(
@@ -447,8 +495,9 @@ def attack_facts(scope: Scope) -> list[AttackFact]:
             )
             for strategy, atomic, target, scorer, outcome, human, n in _rollup_rows(
                 scope,
-                "SELECT strategy, atomic, target, scorer, outcome, human, n "
-                "FROM memory_rollup_fact WHERE n > 0",
+                f"SELECT strategy, atomic, target, scorer, outcome, human, n FROM {table} "
+                f"WHERE {live}",
+                params,
             )
         ]
     if "facts" not in scope.memo:
@@ -490,10 +539,10 @@ def fact_names(scope: Scope) -> dict[int, dict[str, Any]]:
     """:func:`identifier_names` of every identifier in :func:`attack_facts`. One query, once per
     scope."""
     if "fact_names" not in scope.memo:
-        if scope.from_rollups:
+        if scope.counted:
             # The rollup's own ids as a subquery: a thousand ids as parameters cost more to
             # send than the look-up.
-            live = FactRollup.objects.using(scope.attacks.db).filter(n__gt=0)
+            live = _rollup_rows_of(scope, FactRollup, LabelFactRollup)
             ids: Any = live.values("strategy").union(
                 *(live.values(key) for key in ("atomic", "target", "scorer"))
             )
@@ -677,7 +726,8 @@ def volume(scope: Scope) -> Volume:
     Unfiltered, one statement reading the rollups (:mod:`memory.models.rollups`): the
     conversations (and on PostgreSQL the pieces) from ``memory_rollup_count``, the scores
     summed over ``memory_rollup_score``; SQLite counts its pieces itself, which costs it less
-    than a trigger per stored piece would. Filtered, they follow the attacks to their
+    than a trigger per stored piece would. Filtered by one label, one statement reading that
+    label's count and score rollups. Otherwise filtered, they follow the attacks to their
     conversations and read each one's stored piece count and home scores, so they cost in
     proportion to the conversations, not to the pieces behind them: one statement, in which
     the scope's conversation ids are a CTE computed once (both databases materialise a CTE
@@ -701,6 +751,19 @@ def volume(scope: Scope) -> Volume:
             pieces=int(pieces or 0),
             scores=int(scores or 0),
             whole_memory=True,
+        )
+    if scope.counted:  # one label: its count and score rollups
+        counts, live, params = _rollup(scope, "count")
+        score_table, scores_live, more = _rollup(scope, "score")
+        ((conversations, pieces, scores),) = _rollup_rows(
+            scope,
+            f"SELECT (SELECT n FROM {counts} WHERE {live} AND name = 'conversations'), "
+            f"(SELECT n FROM {counts} WHERE {live} AND name = 'pieces'), "
+            f"(SELECT SUM(n) FROM {score_table} WHERE {scores_live})",
+            params + params + more,
+        )
+        return Volume(
+            conversations=int(conversations or 0), pieces=int(pieces or 0), scores=int(scores or 0)
         )
     if not scope.filtered:
         return Volume(
@@ -758,12 +821,14 @@ def breakdown(scope: Scope, name: str, *, label_key: str | None = None) -> Break
     if name in FACT_FIELDS and _facts_ready(scope):
         counts = _fact_counts(scope, (dimension,))
         return Breakdown(dimension, _build_groups(scope, dimension, counts, label_key), label_key)
-    if name == "harm_category" and scope.from_rollups:
+    if name == "harm_category" and scope.counted:
+        table, live, params = _rollup(scope, "harm", "r")
         counts = defaultdict(OutcomeCounts)
         for key, outcome, human, n in _rollup_rows(
             scope,
-            "SELECT h.name, r.outcome, r.human, r.n FROM memory_rollup_harm r "
-            "LEFT JOIN memory_harmcategory h ON h.id = r.harm WHERE r.n > 0",
+            f"SELECT h.name, r.outcome, r.human, r.n FROM {table} r "
+            f"LEFT JOIN memory_harmcategory h ON h.id = r.harm WHERE {live}",
+            params,
         ):
             counts[key] = counts[key].with_outcome(_out(scope.source, outcome, human), n)
         return Breakdown(
@@ -799,14 +864,15 @@ def _label_breakdown(scope: Scope, dimension: Dimension, label_key: str | None) 
     at most one value per key, so "not set" is the scope's totals minus the labelled attacks.
     """
     values = dict(Label.objects.filter(key=label_key or "").values_list("pk", "value"))
-    if scope.from_rollups:
+    if scope.counted:
         ids = list(values) or [0]
+        table, live, params = _rollup(scope, "label")
         counts = {}
         for label, outcome, human, n in _rollup_rows(
             scope,
-            "SELECT label, outcome, human, n FROM memory_rollup_label WHERE n > 0 "
+            f"SELECT label, outcome, human, n FROM {table} WHERE {live} "
             f"AND label IN ({', '.join(['%s'] * len(ids))})",
-            ids,
+            params + ids,
         ):
             key = values.get(label)
             counts[key] = counts.get(key, OutcomeCounts()).with_outcome(
@@ -859,7 +925,7 @@ def _converter_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
     Unfiltered, the links are first folded in SQL into each conversation's set of converters
     (:func:`_converter_sets`).
     """
-    if not scope.filtered:
+    if not scope.filtered or scope.counted:
         return _converter_set_breakdown(scope, dimension)
     attack = "conversation__attack_results__"
     links = Conversation.converter_index.through.objects.filter(
@@ -924,15 +990,18 @@ def _converter_sets(scope: Scope) -> list[tuple[frozenset[int], str, str | None,
 def _converter_rollup_sets(
     scope: Scope,
 ) -> tuple[list[tuple[frozenset[int], str, str | None, int]], OutcomeCounts]:
-    """:func:`_converter_sets` and :func:`outcome_totals` of the whole memory, from the
-    converter and fact rollups in one statement."""
+    """:func:`_converter_sets` and :func:`outcome_totals` of the scope (the whole memory or a
+    label's), from the converter and fact rollups in one statement."""
     sets = []
     per_outcome: dict[str, int] = defaultdict(int)
+    converter, converter_live, params = _rollup(scope, "converter")
+    fact, fact_live, more = _rollup(scope, "fact")
     for converters, outcome, human, n in _rollup_rows(
         scope,
-        "SELECT converters, outcome, human, n FROM memory_rollup_converter WHERE n > 0 "
-        "UNION ALL SELECT NULL, outcome, human, SUM(n) FROM memory_rollup_fact WHERE n > 0 "
+        f"SELECT converters, outcome, human, n FROM {converter} WHERE {converter_live} "
+        f"UNION ALL SELECT NULL, outcome, human, SUM(n) FROM {fact} WHERE {fact_live} "
         "GROUP BY outcome, human",
+        params + more,
     ):
         if converters is None:
             per_outcome[_out(scope.source, outcome, human)] += int(n)
@@ -947,9 +1016,10 @@ def _converter_rollup_sets(
 
 
 def _converter_set_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
-    """:func:`_converter_breakdown` of the whole memory, from :func:`_converter_sets`, or from
-    the converter rollup (two queries: sets with totals, identifier names)."""
-    if scope.from_rollups:
+    """:func:`_converter_breakdown` of the whole memory, from :func:`_converter_sets`, or of
+    the whole memory or a label from the converter rollups (two queries: sets with totals,
+    identifier names)."""
+    if scope.counted:
         sets, total = _converter_rollup_sets(scope)
     else:
         sets, total = _converter_sets(scope), None
@@ -994,7 +1064,8 @@ def crosswalk_tally(scope: Scope) -> CrosswalkTally:
     in bench/crosswalk.py) and cost 3× more.
     """
     walk = crosswalk_current()
-    if scope.from_rollups:
+    if scope.counted:
+        table, live, params = _rollup(scope, "harmlist")
         grouped = [
             {
                 "strategy": name if classed else None,
@@ -1004,8 +1075,8 @@ def crosswalk_tally(scope: Scope) -> CrosswalkTally:
             }
             for classed, name, harms, o, h, n in _rollup_rows(
                 scope,
-                "SELECT classed, attack_class, harms, outcome, human, n "
-                "FROM memory_rollup_harmlist WHERE n > 0",
+                f"SELECT classed, attack_class, harms, outcome, human, n FROM {table} WHERE {live}",
+                params,
             )
         ]
     else:
@@ -1082,15 +1153,18 @@ def _dataset_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
     from seeds.models import Seed
 
     objectives: QuerySet = scope.attacks.values("objective_sha256")
-    if scope.from_rollups:
+    if scope.counted:
+        table, live, params = _rollup(scope, "objective")
         # Summed as plain integers per objective and outcome, counts made once per objective.
         per_out: dict[Any, dict[str, int]] = defaultdict(lambda: defaultdict(int))
         for digest, outcome, human, n in _rollup_rows(
-            scope, "SELECT objective, outcome, human, n FROM memory_rollup_objective WHERE n > 0"
+            scope, f"SELECT objective, outcome, human, n FROM {table} WHERE {live}", params
         ):
             per_out[digest or None][_out(scope.source, outcome, human)] += n
         per_objective = {key: OutcomeCounts.of(counts) for key, counts in per_out.items()}
-        objectives = ObjectiveRollup.objects.filter(n__gt=0).values("objective")
+        objectives = _rollup_rows_of(scope, ObjectiveRollup, LabelObjectiveRollup).values(
+            "objective"
+        )
     else:
         by_objective = (
             scope.attacks.values("objective_sha256", out=scope.outcome)
@@ -1474,8 +1548,9 @@ def _rollup_hours(scope: Scope, tz: Any) -> dict[datetime, dict[str, int]] | Non
     None when the scope is filtered or ``tz`` puts some hour's start off a whole local hour (a
     half-hour offset): its days and hours are then not unions of UTC hours. One query, which
     sums the rollup's rows per hour and outcome counted (as :func:`_out` picks it)."""
-    if not scope.from_rollups:
+    if not scope.counted:
         return None
+    table, live, params = _rollup(scope, "hour")
     out = "CASE WHEN human <> '' THEN human ELSE outcome END"
     if scope.source != Source.HUMAN:
         out = "outcome"
@@ -1483,8 +1558,9 @@ def _rollup_hours(scope: Scope, tz: Any) -> dict[datetime, dict[str, int]] | Non
     # PostgreSQL's SUM of a bigint is a numeric, read as a Decimal: cast back.
     for hour, outcome, n in _rollup_rows(
         scope,
-        f"SELECT hour, {out}, CAST(SUM(n) AS BIGINT) FROM memory_rollup_hour WHERE n > 0 "
+        f"SELECT hour, {out}, CAST(SUM(n) AS BIGINT) FROM {table} WHERE {live} "
         f"GROUP BY hour, {out}",
+        params,
     ):
         per_hour[hour][outcome] = n
     hours = {}
@@ -1584,7 +1660,8 @@ def scorer_distributions(scope: Scope) -> list[ScorerDistribution]:
     The scores at home in the scope's conversations, main and related (``scope_scores``); every
     score when nothing is filtered. Human scores (``reviewer`` set) are kept apart. Two queries.
     """
-    if scope.from_rollups:
+    if scope.counted:
+        table, live, params = _rollup(scope, "score")
         rows = [
             {
                 "scorer": scorer,
@@ -1595,8 +1672,8 @@ def scorer_distributions(scope: Scope) -> list[ScorerDistribution]:
             }
             for scorer, kind, valued, bucket, human, n in _rollup_rows(
                 scope,
-                "SELECT scorer, kind, valued, bucket, human, n FROM memory_rollup_score "
-                "WHERE n > 0",
+                f"SELECT scorer, kind, valued, bucket, human, n FROM {table} WHERE {live}",
+                params,
             )
         ]
     else:
@@ -1684,16 +1761,18 @@ def attack_agreement(scope: Scope) -> list[ScorerAgreement]:
             if fact.human is not None:
                 scorer = _name(dimension, fact.scorer, names)
                 per_scorer[scorer].append((fact.outcome, fact.human, fact.count))
-    elif scope.from_rollups:
+    elif scope.counted:
         # The fact rollup's reviewed rows, named by a join (0: no last score, no class).
         identifiers = connections[scope.attacks.db].ops.quote_name(
             ComponentIdentifier._meta.db_table
         )
+        table, live, params = _rollup(scope, "fact", "f")
         for scorer, machine, human, n in _rollup_rows(
             scope,
             f"SELECT i.class_name, f.outcome, f.human, CAST(SUM(f.n) AS BIGINT) "
-            f"FROM memory_rollup_fact f LEFT JOIN {identifiers} i ON i.id = f.scorer "
-            "WHERE f.n > 0 AND f.human <> '' GROUP BY i.class_name, f.outcome, f.human",
+            f"FROM {table} f LEFT JOIN {identifiers} i ON i.id = f.scorer "
+            f"WHERE {live} AND f.human <> '' GROUP BY i.class_name, f.outcome, f.human",
+            params,
         ):
             per_scorer[None if scorer is None else unescape_nul(scorer)].append((machine, human, n))
     else:

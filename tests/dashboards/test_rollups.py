@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import zoneinfo
+from urllib.parse import urlencode
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
+from django.db.models import F
 from django.utils import timezone
 
 from memory.dashboards.widgets import WIDGETS
@@ -26,7 +28,12 @@ from memory.models import (
     CountRollup,
     HarmCategory,
     Label,
+    LabelCountRollup,
+    LabelFactRollup,
+    LabelPairRollup,
+    LabelScoreRollup,
     MessagePiece,
+    RelatedConversation,
     Score,
     rollup_sql,
 )
@@ -41,21 +48,37 @@ from tests.queries import captured_sql
 
 
 def assert_exact() -> None:
-    """No difference from a recount, and every unfiltered widget equal to its raw grouping."""
+    """No difference from a recount, and every widget of the unfiltered dashboard and of the
+    dashboard filtered by each label (and by a label no attack carries) equal to its raw
+    grouping."""
     assert rollups_check() == []
-    for source in ("automated", "human"):
-        request = dash(f"source={source}")
-        raw = dataclasses.replace(request.scope, rollups=False)
-        assert request.scope.from_rollups and not raw.from_rollups
-        raw_request = dataclasses.replace(request)
-        raw_request.__dict__["scope"] = raw
-        for widget in WIDGETS:
-            assert widget.build(request) == widget.build(raw_request), (source, widget.name)
+    scopes = [""] + [
+        urlencode({"labels": f"{key}:{value}"})
+        for key, value in Label.objects.values_list("key", "value")
+    ]
+    scopes.append(urlencode({"labels": "no-such:label"}))
+    for query in scopes:
+        for source in ("automated", "human"):
+            request = dash(f"{query}&source={source}")
+            raw = dataclasses.replace(request.scope, rollups=False)
+            assert request.scope.counted and not raw.counted
+            raw_request = dataclasses.replace(request)
+            raw_request.__dict__["scope"] = raw
+            for widget in WIDGETS:
+                assert widget.build(request) == widget.build(raw_request), (
+                    query,
+                    source,
+                    widget.name,
+                )
 
 
 @pytest.fixture
 def memory(pyrit_memory):
     assert AttackResult.objects.count() == 24
+    # The fixture's attacks carry labels, so the label-scoped rollups count something.
+    assert LabelFactRollup.objects.filter(n__gt=0).count() > 1
+    assert LabelPairRollup.objects.filter(n__gt=0).count() > 1
+    assert LabelScoreRollup.objects.filter(n__gt=0).count() > 1
     assert_exact()
     # The fixture's attacks used converters, and its conversations are counted.
     assert ConverterRollup.objects.filter(n__gt=0).exists()
@@ -145,6 +168,64 @@ def test_conversation_target_and_links(memory):
     assert_exact()
 
 
+def test_label_volume(memory):
+    """A label's conversations, pieces and scores follow its attacks' main and related
+    conversations, their scores and piece counts, and the labels coming and going."""
+    label = Label.objects.create(key="operation", value="op_volume")
+    attacks = list(AttackResult.objects.order_by("pk")[:5])
+    AttackResult.label_index.through.objects.bulk_create(
+        [AttackResult.label_index.through(attackresult=a, label=label) for a in attacks]
+    )  # one statement, many links
+    assert LabelCountRollup.objects.get(scope=label.pk, name="conversations").n >= 1
+    assert_exact()
+    outside = Conversation.objects.exclude(pk__in=[a.conversation_id for a in attacks]).order_by(
+        "pk"
+    )
+    # A related conversation joins the scope, a second reason for a conversation already in it
+    # does not count it twice, and leaving again.
+    related = RelatedConversation.objects.create(
+        attack_result=attacks[0], conversation=outside[0], conversation_type="pruned"
+    )
+    RelatedConversation.objects.create(
+        attack_result=attacks[1],
+        conversation_id=attacks[2].conversation_id,
+        conversation_type="adversarial",
+    )
+    assert_exact()
+    RelatedConversation.objects.filter(pk=related.pk).update(conversation=outside[1])
+    assert_exact()
+    # Scores moving between conversations, changing value; pieces counted in and out.
+    score = Score.objects.filter(conversation__attack_results__in=attacks).order_by("pk")[0]
+    Score.objects.filter(pk=score.pk).update(conversation=outside[2])
+    assert_exact()
+    Score.objects.filter(pk=score.pk).update(conversation_id=attacks[3].conversation_id)
+    assert_exact()
+    Score.objects.filter(pk=score.pk).update(numeric_value=0.55, score_type="float_scale")
+    assert_exact()
+    Conversation.objects.filter(pk=attacks[1].conversation_id).update(
+        piece_count=F("piece_count") + 7
+    )
+    assert_exact()
+    # An attack moving to another conversation, a link going, a related row going.
+    AttackResult.objects.filter(pk=attacks[4].pk).update(conversation=outside[3])
+    assert_exact()
+    # Raw updates of a link and of a related row (no writer of Redline makes them).
+    through = AttackResult.label_index.through
+    other = Label.objects.create(key="operation", value="op_volume_2")
+    through.objects.filter(attackresult=attacks[2], label=label).update(label=other)
+    assert_exact()
+    through.objects.filter(attackresult=attacks[2], label=other).update(attackresult=attacks[3])
+    assert_exact()
+    RelatedConversation.objects.filter(attack_result=attacks[1]).update(attack_result=attacks[4])
+    assert_exact()
+    attacks[0].label_index.remove(label)
+    assert_exact()
+    RelatedConversation.objects.filter(attack_result__in=attacks).delete()
+    assert_exact()
+    AttackResult.objects.filter(pk__in=[a.pk for a in attacks[:2]]).delete()
+    assert_exact()
+
+
 def test_converter_links_and_counts(memory):
     """Converter sets change with the links of a conversation (one or many per statement),
     with an attack's conversation, outcome and human verdict; conversations and pieces are
@@ -198,13 +279,19 @@ def test_converter_links_and_counts(memory):
 
 def test_migration_helpers(memory):
     """A migration makes the triggers of the rollups its state has: 0022's state has the first
-    seven; going back over 0025 drops the two later ones' triggers only."""
+    seven, 0025's two more; going back over 0025 drops those two's triggers only."""
     from django.apps import apps as live
     from django.db.migrations.loader import MigrationLoader
 
     loader = MigrationLoader(connection)
     state = loader.project_state(("memory", "0022_dashboard_rollups"))
     assert rollup_sql.rollups_at(state.apps) == rollup_sql.FIRST
+    state = loader.project_state(("memory", "0025_count_and_converter_rollups"))
+    assert rollup_sql.rollups_at(state.apps) == (
+        *rollup_sql.FIRST,
+        rollup_sql.COUNT,
+        rollup_sql.CONVERTER,
+    )
     assert rollup_sql.rollups_at(live) == rollup_sql.ROLLUPS
     forwards, backwards = rollup_sql.triggers_add(rollup_sql.COUNT, rollup_sql.CONVERTER)
 
@@ -215,8 +302,8 @@ def test_migration_helpers(memory):
     editor.connection = connection
     backwards(live, editor)
     missing = {p.split()[1] for p in rollups_check() if p.startswith("trigger ")}
-    assert missing == set(rollup_sql.TRIGGERS[connection.vendor]) - set(
-        rollup_sql.triggers(connection.vendor, rollup_sql.FIRST)
+    assert missing == set(
+        rollup_sql.triggers(connection.vendor, (rollup_sql.COUNT, rollup_sql.CONVERTER))
     )
     forwards(live, editor)
     assert_exact()
@@ -272,8 +359,21 @@ def test_trend_in_a_time_zone(memory, zone):
             assert raw_read == (zone == "Asia/Kolkata")
 
 
-def test_filtered_scopes_read_the_raw_tables(memory):
+def test_one_label_reads_its_rollups_other_filters_the_raw_tables(memory):
+    label = Label.objects.get(key="operation", value="op_blue_heron")
     request = dash("labels=operation:op_blue_heron")
     assert not request.scope.from_rollups
-    queries, _ = captured_sql(ag.attack_facts, request.scope)
-    assert not any("memory_rollup" in q for q in queries)
+    assert request.scope.counted and request.scope.rollup_label == ("operation", "op_blue_heron")
+    queries, facts = captured_sql(ag.attack_facts, request.scope)
+    assert any("memory_rollup_label_fact" in q for q in queries)
+    assert not any("memory_attackresult" in q for q in queries)
+    assert sum(f.count for f in facts) == AttackResult.objects.filter(label_index=label).count()
+    for query in (
+        "labels=operation:op_blue_heron&labels=operator:alice",
+        "labels=operation:op_blue_heron&has_human_verdict=false",
+        "target_model=gpt-4o",
+    ):
+        request = dash(query)
+        assert not request.scope.counted, query
+        queries, _ = captured_sql(ag.attack_facts, request.scope)
+        assert not any("memory_rollup" in q for q in queries), query

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import io
 import json
 import zipfile
@@ -116,15 +117,13 @@ NOT_EXPORTED = {
     "ImportJob",
     "HumanVerdict",
     "MediaLocation",
-    "FactRollup",
-    "HourRollup",
-    "ObjectiveRollup",
-    "HarmListRollup",
-    "LabelRollup",
-    "HarmRollup",
-    "ScoreRollup",
-    "CountRollup",
-    "ConverterRollup",
+} | {
+    # The dashboards' rollups: counts the triggers keep, keyed by database ids.
+    model.__name__
+    for model in vars(importlib.import_module("memory.models.rollups")).values()
+    if isinstance(model, type)
+    and model.__module__ == "memory.models.rollups"
+    and model.__name__.endswith("Rollup")
 }
 BOOKKEEPING_FIELDS = {"created_at", "updated_at"}
 #: A blob's storage name and the location it first arrived under: a re-import names the bytes
