@@ -927,30 +927,37 @@ def _label_pair_rows(op: str) -> list[str]:
     ]
 
 
-def _moves_in_scopes(rollup: Rollup, where: str, terms: list[tuple[list[str], str]]) -> list[str]:
-    """The attacks that ``where`` selects (alias ``a``) leave one key (sign -1) for another
-    (1), each key's ``values`` given with its sign, in the scope of each of their labels."""
+def _moves_in_scopes(
+    rollup: Rollup, where: str, terms: list[tuple[list[str], str]], source: str = ""
+) -> list[str]:
+    """The attacks that ``where`` selects (alias ``a``; ``source``: one more table to read,
+    such as a transition table) leave one key (sign -1) for another (1), each key's
+    ``values`` given with its sign, in the scope of each of their labels."""
+    tables = ", ".join(t for t in (source, f"{ATTACK} a", f"{LABEL_LINK} sl") if t)
     return [
         _upsert(
             SCOPED_OF[rollup],
             ["sl.label_id", *values],
             f"{sign} * COUNT(*)",
-            f"FROM {ATTACK} a, {LABEL_LINK} sl WHERE sl.attackresult_id = a.id AND {where} "
+            f"FROM {tables} WHERE sl.attackresult_id = a.id AND {where} "
             f"GROUP BY {_positions(['sl.label_id', *values])}",
         )
         for values, sign in terms
     ]
 
 
-def _fact_moves_in_scopes(op: str, column: str, link: str, term: str) -> list[str]:
+def _fact_moves_in_scopes(
+    op: str, column: str, link: str, term: str, rows: str | None = None
+) -> list[str]:
     """A row's change moves the attacks whose ``link`` column names it from one ``term`` of
-    their fact key (``target`` or ``scorer``, the row's ``column``) to another, per label."""
+    their fact key (``target`` or ``scorer``, the row's ``column``) to another, per label.
+    With ``rows`` (PostgreSQL, an insert or a delete), the rows of that transition table."""
     old, new = f"COALESCE(OLD.{column}, 0)", f"COALESCE(NEW.{column}, 0)"
-    before, after, row = {
-        "INSERT": ("0", new, "NEW"),
-        "DELETE": (old, "0", "OLD"),
-        "UPDATE": (old, new, "NEW"),
-    }[op]
+    row = "OLD" if op == "DELETE" else "NEW"
+    if rows is not None:
+        old = new = f"COALESCE(t.{column}, 0)"
+        row = "t"
+    before, after = {"INSERT": ("0", new), "DELETE": (old, "0"), "UPDATE": (old, new)}[op]
     return _moves_in_scopes(
         FACT,
         f"a.{link} = {row}.id",
@@ -958,17 +965,18 @@ def _fact_moves_in_scopes(op: str, column: str, link: str, term: str) -> list[st
             (_fact_values("a", **{term: before}), "-1"),
             (_fact_values("a", **{term: after}), "1"),
         ],
+        f"{rows} t" if rows is not None else "",
     )
 
 
-def _conversation_in_scopes(op: str) -> list[str]:
+def _conversation_in_scopes(op: str, rows: str | None = None) -> list[str]:
     """A conversation row's change: its attacks' objective target, per label."""
-    return _fact_moves_in_scopes(op, "target_identifier_id", "conversation_id", "target")
+    return _fact_moves_in_scopes(op, "target_identifier_id", "conversation_id", "target", rows)
 
 
-def _score_in_scopes(op: str) -> list[str]:
+def _score_in_scopes(op: str, rows: str | None = None) -> list[str]:
     """A score row's change: the scorer of the attacks it is the last score of, per label."""
-    return _fact_moves_in_scopes(op, "scorer_class_identifier_id", "last_score_id", "scorer")
+    return _fact_moves_in_scopes(op, "scorer_class_identifier_id", "last_score_id", "scorer", rows)
 
 
 def _identifier_in_scopes(vendor: str, op: str) -> list[str]:
@@ -1045,7 +1053,15 @@ def _scoped_create_sql(vendor: str) -> list[str]:
     # Row triggers where a statement changes few rows, or the rows each read others of their
     # table; statement triggers over the transition tables where a bulk write lands.
     for (name, op), body in row_bodies.items():
-        trigger(name, op, body, "ROW")
+        if name == "identifier" or op == "UPDATE":
+            trigger(name, op, body, "ROW")
+    # Conversations and scores arrive by the thousand per ingested batch: once per statement.
+    for op, rows, referencing in (
+        ("INSERT", "new_rows", "NEW TABLE AS new_rows"),
+        ("DELETE", "old_rows", "OLD TABLE AS old_rows"),
+    ):
+        trigger("conversation", op, _conversation_in_scopes(op, rows), "STATEMENT", referencing)
+        trigger("score", op, _score_in_scopes(op, rows), "STATEMENT", referencing)
     trigger(
         "attack",
         "INSERT",
@@ -1875,15 +1891,39 @@ def rebuild(connection: Any, rollups: tuple[Rollup, ...] = ROLLUPS) -> dict[str,
     """Recompute ``rollups`` from the raw tables (in the caller's transaction); returns the
     rows written per table."""
     written = {}
+    vendor = connection.vendor
     with connection.cursor() as cursor:
-        for rollup, select in raw_groupings(connection.vendor).items():
+        for rollup, select in raw_groupings(vendor).items():
             if rollup not in rollups:
                 continue
             columns = ", ".join((*rollup.keys, *rollup.extra, "n"))
+            # The membership counts' own triggers would add every conversation's volume one
+            # by one (on PostgreSQL updating the same rows again and again in one transaction,
+            # minutes at 100,000 attacks), and the counts they change are recounted next.
+            members = rollup == LABEL_CONVERSATION
+            if members:
+                for statement in _member_triggers(vendor, drop=True):
+                    cursor.execute(statement)
             cursor.execute(f"DELETE FROM {rollup.table}")
             cursor.execute(f"INSERT INTO {rollup.table} ({columns}) {select}")
             written[rollup.table] = cursor.rowcount
+            if members:
+                for statement in _member_triggers(vendor, drop=False):
+                    cursor.execute(statement)
     return written
+
+
+def _member_triggers(vendor: str, *, drop: bool) -> list[str]:
+    """The statements that remove (``drop``) or create the membership counts' triggers."""
+    names = [f"redline_rollup_volume_member_{op}" for op in ("insert", "delete", "update")]
+    if drop:
+        on = f" ON {LABEL_CONVERSATION.table}" if vendor == "postgresql" else ""
+        return [f"DROP TRIGGER IF EXISTS {name}{on}" for name in names]
+    return [
+        statement
+        for statement in _volume_create_sql(vendor)
+        if any(f" {name}" in statement or f"TRIGGER {name} " in statement for name in names)
+    ]
 
 
 def _rows(cursor: Any, sql: str, width: int) -> dict[tuple, int]:
