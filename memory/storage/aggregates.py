@@ -67,7 +67,7 @@ from memory.models import (
 )
 from memory.storage.crosswalk import Crosswalk, crosswalk_current
 from redteam.core.choices import AttackOutcome, ScoreType
-from redteam.core.nul import unescape_nul
+from redteam.core.nul import escape_nul, unescape_nul
 from redteam.core.stats import (
     HISTOGRAM_BINS,
     Agreement,
@@ -135,10 +135,10 @@ class Scope:
 
     @property
     def counted(self) -> bool:
-        """Whether attack rollups count this scope: the whole memory's, or, when the only
-        filter is one ``labels=key:value``, that label's (``memory_rollup_label_*``,
-        :attr:`rollup_label`). Otherwise the widgets group the attacks themselves. The score
-        and count rollups are the whole memory's only (:attr:`from_rollups`)."""
+        """Whether rollups count this scope: the whole memory's (:attr:`from_rollups`), or,
+        when the only filter is one ``labels=key:value``, that label's
+        (``memory_rollup_label_*``, :attr:`rollup_label`), its volume and scores included.
+        Otherwise the widgets group the attacks themselves."""
         return self.rollups and (not self.filtered or self.rollup_label is not None)
 
     @property
@@ -449,7 +449,8 @@ def _rollup(scope: Scope, name: str, alias: str = "") -> tuple[str, str, list[An
         f"memory_rollup_label_{name}",
         f"{column}scope = (SELECT id FROM {Label._meta.db_table} WHERE key = %s AND value = %s) "
         f"AND {column}n > 0",
-        list(scope.rollup_label),
+        # As stored: a label's columns hold U+FFFE doubled (``redteam.core.nul``).
+        [escape_nul(part) for part in scope.rollup_label],
     )
 
 

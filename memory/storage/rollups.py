@@ -33,6 +33,8 @@ def rollups_rebuild(*, using: str = "default") -> dict[str, int]:
                         rollup_sql.HARM_LINK,
                         rollup_sql.PIECE,
                         rollup_sql.CONVERTER_LINK,
+                        rollup_sql.RELATED,
+                        rollup_sql.IDENTIFIER,
                     )
                 )
                 cursor.execute(f"LOCK TABLE {tables} IN SHARE MODE")

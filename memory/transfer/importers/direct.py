@@ -934,6 +934,8 @@ _TRIGGERED = frozenset(
         rollup_sql.LABEL_LINK,
         rollup_sql.HARM_LINK,
         rollup_sql.IDENTIFIER,
+        rollup_sql.CONVERTER_LINK,
+        rollup_sql.RELATED,
     }
 )
 
