@@ -24,7 +24,7 @@ from functools import cached_property
 from operator import itemgetter
 from typing import Any, NamedTuple
 
-from django.core.exceptions import EmptyResultSet
+from django.core.exceptions import EmptyResultSet, ValidationError
 from django.db import connections
 from django.db.models import (
     BigIntegerField,
@@ -67,6 +67,7 @@ from memory.models import (
 )
 from memory.storage.crosswalk import Crosswalk, crosswalk_current
 from redteam.core.choices import AttackOutcome, ScoreType
+from redteam.core.filters import LabelPairsField
 from redteam.core.nul import escape_nul, unescape_nul
 from redteam.core.stats import (
     HISTOGRAM_BINS,
@@ -146,8 +147,11 @@ class Scope:
         """The (key, value) of the scope's only filter, one label; None for any other scope."""
         if len(self.params) != 1 or self.params[0][0] != "labels":
             return None
-        key, sep, value = self.params[0][1].partition(":")
-        return (key, value) if sep and key else None
+        try:
+            (pair,) = LabelPairsField().to_python(self.params[0][1])
+        except ValidationError:
+            return None
+        return pair
 
     @property
     def outcome(self) -> Expression:
@@ -439,9 +443,8 @@ def _rollup_rows(scope: Scope, sql: str, params: list[Any] | None = None) -> lis
 def _rollup(scope: Scope, name: str, alias: str = "") -> tuple[str, str, list[Any]]:
     """(table, condition, parameters) of the rows of rollup ``name`` (``fact``, ``hour``,
     ``objective``, ``harmlist``, ``label``, ``harm``, ``converter``, ``score``, ``count``) that
-    count the scope: the
-    whole memory's table, or its label-scoped twin's rows of the scope's label (looked up in
-    the same statement: a pair no attack carries matches no row)."""
+    count the scope: the whole memory's table, or its label-scoped twin's rows of the scope's
+    label (looked up in the same statement: a pair no attack carries matches no row)."""
     column = f"{alias}." if alias else ""
     if scope.rollup_label is None:
         return f"memory_rollup_{name}", f"{column}n > 0", []
