@@ -158,6 +158,7 @@ def operation_detail(request: HttpRequest, operation_id: Any) -> HttpResponse:
         "can_edit": request.user.has_perm("memory.change_operation"),
         "can_report": request.user.has_perm(REPORT_PERMISSION),
         "can_add_finding": request.user.has_perm(FINDING_PERMISSION),
+        "source_label": ag.SOURCE_LABELS[scope.source],
     }
     if params:
         context.update(
