@@ -12,6 +12,7 @@ from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Prefetch
+from django.db.models.fields.json import KT
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -546,9 +547,12 @@ def report_list(request: HttpRequest) -> HttpResponse:
         request,
         "findings/report_list.html",
         {
-            "reports": Report.objects.select_related("operation", "created_by").defer("snapshot")[
-                :100
-            ],
+            # The outcome source read out of the snapshot in the same query, the rest of
+            # the snapshot left unread.
+            "reports": Report.objects.select_related("operation", "created_by")
+            .defer("snapshot")
+            .annotate(outcome_source=KT("snapshot__scope__source"))[:100],
+            "source_labels": dict(ag.SOURCE_LABELS),
             "form": form,
             "can_add": request.user.has_perm(REPORT_PERMISSION),
         },

@@ -235,6 +235,8 @@ def test_the_page_form_makes_a_human_report(scene, reviewer):
     )
     assert response.status_code == 302
     assert Report.objects.get().snapshot["scope"]["source"] == "human"
+    listed = logged_in(reviewer).get(reverse("report-list")).content.decode()
+    assert '<td class="small">Human where reviewed</td>' in listed
 
 
 def test_evidence_shows_the_original_beside_the_converted_value_and_the_chain(build, reviewer):
