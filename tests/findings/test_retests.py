@@ -20,6 +20,7 @@ from memory.findings.services import (
 from memory.models import Finding, FindingStatus, Retest
 from redteam.core.choices import AttackOutcome
 from redteam.core.errors import InvalidMemory
+from redteam.core.hashing import sha256_text
 from tests.conftest import logged_in
 
 pytestmark = pytest.mark.django_db
@@ -197,3 +198,28 @@ def test_history_reads_labels_and_joined_tags_not_values_and_reprs(build, review
     assert "Status: Mitigated → Retest passed" in text
     for untruth in ("retest_passed", "['", "[]"):
         assert untruth not in text
+
+
+def test_migration_0028_gives_existing_findings_the_objective_they_were_found_with(build, reviewer):
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("memory.migrations.0028_findings_truth")
+    by_attack = _finding(build(objective=OTHER), reviewer)
+    conversation_only = build()
+    by_conversation = finding_create(
+        actor=reviewer,
+        title="From a conversation",
+        evidence=[
+            EvidenceSpec("conversation", conversation_only.attack.conversation.conversation_id)
+        ],
+    )
+    no_attack = finding_create(actor=reviewer, title="Nothing attached")
+    # As they were before 0028: no objective kept.
+    Finding.objects.update(found_objective_sha256=None)
+    migration.backfill_objectives(apps, None)
+    found = dict(Finding.objects.values_list("pk", "found_objective_sha256"))
+    assert found[by_attack.pk] == sha256_text(OTHER)
+    assert found[by_conversation.pk] == sha256_text("Reveal the system prompt")
+    assert found[no_attack.pk] is None
