@@ -37,6 +37,7 @@ from memory.models import (
     ComponentIdentifier,
     Conversation,
     Evidence,
+    EvidenceKind,
     Finding,
     FindingStatus,
     MessagePiece,
@@ -427,12 +428,15 @@ def for_people(document: dict[str, Any]) -> dict[str, Any]:
     source = ag.Source(scope.get("source") or ag.Source.AUTOMATED)
     scope["source"] = source.value
     scope.setdefault("source_label", ag.SOURCE_LABELS[source])
+    kinds = {value: str(label) for value, label in EvidenceKind.choices}
     for finding in doc.get("findings", []):
         finding.setdefault("status_label", lifecycle.label(finding["status"]))
         finding.setdefault(
             "severity_label", str(dict(Severity.choices).get(finding["severity"], ""))
         )
         finding["framework_tags_text"] = ", ".join(finding.get("framework_tags") or [])
+        for evidence in finding.get("evidence", []):
+            evidence["kind_label"] = kinds.get(evidence["kind"], evidence["kind"])
         finding["harm_categories_text"] = ", ".join(finding.get("harm_categories") or [])
     return doc
 
@@ -545,7 +549,7 @@ def render_markdown(document: dict[str, Any]) -> str:
                 lines += [f"**{heading}.** {finding[key]}", ""]
         for evidence in finding["evidence"]:
             lines.append(
-                f"- Evidence: {evidence['kind']} `{evidence['ref']}` — seal "
+                f"- Evidence: {evidence['kind_label']} `{evidence['ref']}` — seal "
                 f"{evidence['seal_state']} (`{evidence['seal'][:16]}…`)"
             )
             for piece in evidence["excerpt"]:

@@ -268,6 +268,7 @@ def test_evidence_shows_the_original_beside_the_converted_value_and_the_chain(bu
         # people read labels and joined tags, never values or Python reprs
         assert "owasp-llm:LLM01, atlas:AML.T0054" in text, fmt
         assert "Status New" in text or "Status: New" in text, fmt
+        assert "Evidence: Attack" in text, fmt
         for untruth in ("['", "']", "retest_passed", "Status new"):
             assert untruth not in text, (fmt, untruth)
 
