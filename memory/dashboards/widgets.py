@@ -43,10 +43,7 @@ class DashboardOptionsForm(forms.Form):
     """How the dashboard counts and draws, beside the filters (all kept in the URL)."""
 
     source = forms.ChoiceField(
-        choices=[
-            (ag.Source.AUTOMATED, "Automated (PyRIT's outcome)"),
-            (ag.Source.HUMAN, "Human where reviewed"),
-        ],
+        choices=list(ag.SOURCE_LABELS.items()),
         required=False,
     )
     label_key = forms.CharField(max_length=255, required=False, strip=True)

@@ -97,8 +97,10 @@ class FindingAdminForm(forms.ModelForm):
         status = self.cleaned_data["status"]
         stored = self.instance.status if self.instance.pk else None
         if stored is not None and status != stored and not lifecycle.may_move(stored, status):
-            allowed = ", ".join(lifecycle.next_statuses(stored)) or "nothing"
-            raise ValidationError(f"{stored} can move to {allowed}.")
+            allowed = lifecycle.labels(lifecycle.next_statuses(stored))
+            raise ValidationError(
+                f"{lifecycle.label(stored)} can move to {allowed}, not {lifecycle.label(status)}."
+            )
         return status
 
 
@@ -121,6 +123,7 @@ class FindingAdmin(SimpleHistoryAdmin):
         "framework_tags",
         "reproduction_steps",
         "remediation",
+        "found_objective_sha256",
         "found_eval_hash",
         "found_target_hash",
         "found_at",
@@ -129,6 +132,7 @@ class FindingAdmin(SimpleHistoryAdmin):
         "created_at",
     )
     readonly_fields = (
+        "found_objective_sha256",
         "found_eval_hash",
         "found_target_hash",
         "found_at",

@@ -7,6 +7,7 @@ from django.contrib.auth import get_user_model
 
 from memory.findings import lifecycle
 from memory.models import EvidenceKind, FindingStatus, Operation, Severity
+from memory.storage import aggregates as ag
 from redteam.core.forms import StoredValuesForm
 
 #: Who may write findings, evidence, comments and retests (the reviewer group has it).
@@ -114,4 +115,15 @@ class ReportForm(forms.Form):
         label="Or a saved filter",
         help_text="A query string of the attack list (what the dashboards' address shows).",
     )
+    outcome_source = forms.ChoiceField(
+        choices=list(ag.SOURCE_LABELS.items()),
+        initial=ag.Source.AUTOMATED,
+        required=False,
+        label="Outcome source",
+        help_text="Whose outcome the scorecard counts, as on the dashboards: PyRIT's, or the "
+        "reviewers' verdict where an attack has one.",
+    )
     redact_media = forms.BooleanField(required=False, label="Redact media in evidence excerpts")
+
+    def clean_outcome_source(self) -> str:
+        return self.cleaned_data.get("outcome_source") or ag.Source.AUTOMATED.value

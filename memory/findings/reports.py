@@ -17,6 +17,7 @@ report downloads identically forever.
 from __future__ import annotations
 
 import base64
+import copy
 from collections import Counter
 from typing import Any
 
@@ -24,6 +25,7 @@ from django.db.models import Max, Min, Q, QuerySet
 from django.template.loader import render_to_string
 from django.utils import timezone
 
+from memory.findings import lifecycle
 from memory.findings.seal import canonical, seal_of
 from memory.findings.selectors import (
     Params,
@@ -35,10 +37,12 @@ from memory.models import (
     ComponentIdentifier,
     Conversation,
     Evidence,
+    EvidenceKind,
     Finding,
     FindingStatus,
     MessagePiece,
     Operation,
+    PieceConverter,
     Severity,
 )
 from memory.storage import aggregates as ag
@@ -187,6 +191,42 @@ def _excerpt_pieces(sealed: dict[str, Any]) -> list[dict[str, Any]]:
     return []
 
 
+def _converter_chains(piece_ids: set[str]) -> dict[str, list[str]]:
+    """Per piece id, the class names of its converters in the order PyRIT applied them (one
+    query)."""
+    chains: dict[str, list[str]] = {}
+    links = (
+        PieceConverter.objects.filter(piece_id__in=piece_ids)
+        .order_by("piece_id", "position")
+        .values_list("piece_id", "identifier__class_name")
+    )
+    for piece_id, class_name in links:
+        chains.setdefault(str(piece_id), []).append(class_name)
+    return chains
+
+
+def _converted(piece: dict[str, Any]) -> bool:
+    """Whether a sealed piece's converted value differs from what was asked."""
+    return (piece.get("original_value"), piece.get("original_value_data_type")) != (
+        piece.get("converted_value"),
+        piece.get("converted_value_data_type"),
+    )
+
+
+def _original(piece: dict[str, Any]) -> dict[str, Any]:
+    """What was asked before any converter ran: text (cut like the converted value), or the
+    data type alone for media (reports embed only the converted media, blurred)."""
+    data_type = piece.get("original_value_data_type") or "text"
+    value = piece.get("original_value") or ""
+    if is_media_value(data_type, value):
+        return {"data_type": data_type, "media": True}
+    return {
+        "data_type": data_type,
+        "text": value[:EXCERPT_CHARS],
+        "truncated": len(value) > EXCERPT_CHARS,
+    }
+
+
 def _findings(findings: QuerySet, *, redact_media: bool) -> list[dict[str, Any]]:
     findings = list(findings.select_related("owner", "operation").order_by("created_at", "id"))
     evidence = list(
@@ -207,6 +247,9 @@ def _findings(findings: QuerySet, *, redact_media: bool) -> list[dict[str, Any]]
             "converted_media"
         ):
             media[(str(piece.pk), "converted")] = piece.converted_media
+    chains = _converter_chains(
+        {piece["id"] for item in evidence for piece in _excerpt_pieces(item.sealed)[:20]}
+    )
     by_finding: dict[Any, list[dict[str, Any]]] = {}
     for item in evidence:
         check = checks[item.pk]
@@ -220,6 +263,9 @@ def _findings(findings: QuerySet, *, redact_media: bool) -> list[dict[str, Any]]
                 text = piece["converted_value"] or ""
                 entry["text"] = text[:EXCERPT_CHARS]
                 entry["truncated"] = len(text) > EXCERPT_CHARS
+            entry["converters"] = chains.get(piece["id"], [])
+            if _converted(piece):
+                entry["original"] = _original(piece)
             entry["scores"] = [
                 f"{s['score_type']}={s['score_value']}" for s in piece.get("scores", [])
             ]
@@ -242,7 +288,9 @@ def _findings(findings: QuerySet, *, redact_media: bool) -> list[dict[str, Any]]
             "id": str(f.pk),
             "title": f.title,
             "severity": f.severity,
+            "severity_label": f.get_severity_display(),
             "status": f.status,
+            "status_label": f.get_status_display(),
             "owner": f.owner.get_username() if f.owner else None,
             "operation": f.operation.name if f.operation else None,
             "description": f.description,
@@ -295,10 +343,15 @@ def build_document(
     title: str,
     operation: Operation | None = None,
     redact_media: bool = False,
+    source: ag.Source = ag.Source.AUTOMATED,
 ) -> dict[str, Any]:
-    """The report document of the attacks ``params`` select (see the module docstring)."""
+    """The report document of the attacks ``params`` select (see the module docstring).
+
+    ``source`` is whose outcome the figures count, as on the dashboards: PyRIT's
+    (``automated``) or the reviewers' verdict where there is one (``human``).
+    """
     attacks = attacks_for(params)
-    scope = ag.Scope(attacks, ag.Source.AUTOMATED, params)
+    scope = ag.Scope(attacks, source, params)
     technique = ag.breakdown(scope, "attack_class")
     findings = scope_findings(attacks, operation)
     finding_rows = _findings(findings, redact_media=redact_media)
@@ -327,6 +380,8 @@ def build_document(
             "query": params_query(params),
             "display": " & ".join(f"{key}={value}" for key, value in params) or "all memory",
             "source": scope.source.value,
+            "source_label": ag.SOURCE_LABELS[scope.source],
+            "attacks_with_verdict": attacks.filter(human_outcome__isnull=False).count(),
             "redact_media": redact_media,
         },
         "executive": {
@@ -365,6 +420,42 @@ def content_hash(document: dict[str, Any]) -> str:
     return seal_of({key: value for key, value in document.items() if key != "snapshot"})
 
 
+def for_people(document: dict[str, Any]) -> dict[str, Any]:
+    """The document with every label a person reads filled in, for the page, HTML, PDF and
+    Markdown (reports made before the labels were stored get them from their values)."""
+    doc = copy.deepcopy(document)
+    scope = doc.setdefault("scope", {})
+    source = ag.Source(scope.get("source") or ag.Source.AUTOMATED)
+    scope["source"] = source.value
+    scope.setdefault("source_label", ag.SOURCE_LABELS[source])
+    kinds = {value: str(label) for value, label in EvidenceKind.choices}
+    for finding in doc.get("findings", []):
+        finding.setdefault("status_label", lifecycle.label(finding["status"]))
+        finding.setdefault(
+            "severity_label", str(dict(Severity.choices).get(finding["severity"], ""))
+        )
+        finding["framework_tags_text"] = ", ".join(finding.get("framework_tags") or [])
+        for evidence in finding.get("evidence", []):
+            evidence["kind_label"] = kinds.get(evidence["kind"], evidence["kind"])
+        finding["harm_categories_text"] = ", ".join(finding.get("harm_categories") or [])
+    return doc
+
+
+def basis_text(document: dict[str, Any]) -> str:
+    """What the figures count, in a sentence ("Outcome source: …; 5 of 21 attacks …")."""
+    scope = document["scope"]
+    text = f"Outcome source: {scope['source_label']}"
+    verdicts = scope.get("attacks_with_verdict")
+    if verdicts is not None:
+        attacks = document["appendix"]["volumes"]["attacks"]
+        text += f"; {verdicts} of {attacks} attacks carry a reviewer verdict"
+        if scope["source"] == ag.Source.AUTOMATED and verdicts:
+            text += " (not counted: the figures are PyRIT's automated outcome)"
+        elif scope["source"] == ag.Source.HUMAN:
+            text += " (each verdict counts in place of PyRIT's outcome)"
+    return text + "."
+
+
 def render_json(document: dict[str, Any]) -> str:
     return canonical(document) + "\n"
 
@@ -380,8 +471,24 @@ def _md(text: Any) -> str:
     return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
 
 
+def _markdown_conversion(piece: dict[str, Any]) -> list[str]:
+    """The original value and the converter chain under a converted excerpt line."""
+    lines = []
+    original = piece.get("original")
+    if original is not None:
+        if original.get("media"):
+            value = f"[{original['data_type']} not shown]"
+        else:
+            value = original["text"].replace("\n", " ") + ("…" if original["truncated"] else "")
+        lines.append(f"    - original: {value}")
+    if piece.get("converters"):
+        lines.append(f"    - converters: {' → '.join(piece['converters'])}")
+    return lines
+
+
 def render_markdown(document: dict[str, Any]) -> str:
     """The report as Markdown (GitHub-flavoured tables)."""
+    document = for_people(document)
     ex, ap, snap = document["executive"], document["appendix"], document["snapshot"]
     lines = [f"# {document['title']}", ""]
     operation = document["scope"]["operation"]
@@ -390,6 +497,8 @@ def render_markdown(document: dict[str, Any]) -> str:
     lines += [
         f"Scope: `{document['scope']['display']}` · made {snap['made_at']} · "
         f"snapshot `{snap['sha256']}`",
+        "",
+        basis_text(document),
         "",
         "## Executive summary",
         "",
@@ -424,11 +533,11 @@ def render_markdown(document: dict[str, Any]) -> str:
     lines += ["", "## Findings", ""]
     for finding in document["findings"]:
         lines += [
-            f"### [{finding['severity'].upper()}] {finding['title']}",
+            f"### [{finding['severity_label']}] {finding['title']}",
             "",
-            f"Status: {finding['status']} · owner: {finding['owner'] or '—'} · harm: "
-            f"{', '.join(finding['harm_categories']) or '—'} · tags: "
-            f"{', '.join(finding['framework_tags']) or '—'}",
+            f"Status: {finding['status_label']} · owner: {finding['owner'] or '—'} · harm: "
+            f"{finding['harm_categories_text'] or '—'} · tags: "
+            f"{finding['framework_tags_text'] or '—'}",
             "",
         ]
         for heading, key in (
@@ -440,7 +549,7 @@ def render_markdown(document: dict[str, Any]) -> str:
                 lines += [f"**{heading}.** {finding[key]}", ""]
         for evidence in finding["evidence"]:
             lines.append(
-                f"- Evidence: {evidence['kind']} `{evidence['ref']}` — seal "
+                f"- Evidence: {evidence['kind_label']} `{evidence['ref']}` — seal "
                 f"{evidence['seal_state']} (`{evidence['seal'][:16]}…`)"
             )
             for piece in evidence["excerpt"]:
@@ -451,6 +560,7 @@ def render_markdown(document: dict[str, Any]) -> str:
                 else:
                     state = "redacted" if piece["media"].get("redacted") else "not shown"
                     lines.append(f"  - **{piece['role']}**: [{piece['data_type']} {state}]")
+                lines += _markdown_conversion(piece)
         lines.append("")
     lines += ["## Appendix: method", ""]
     for title, key in (
@@ -487,9 +597,12 @@ def render_html(document: dict[str, Any], *, pdf: bool = False) -> str:
     Opened from disk it is the static bundle: the snapshot rides along as JSON. ``pdf``
     leaves media out (a PDF cannot blur it, and reviewer safety says never show it plainly).
     """
+    readable = for_people(document)
     return render_to_string(
         "findings/report_standalone.html",
-        {"doc": document, "pdf": pdf, "json_text": "" if pdf else render_json(document)},
+        # The snapshot rides along through json_script, which escapes <, > and & so no text
+        # inside it (a title with "</script>") can end the island.
+        {"doc": readable, "basis": basis_text(readable), "pdf": pdf, "snapshot": document},
     )
 
 

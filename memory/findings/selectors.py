@@ -15,6 +15,7 @@ from memory.findings.seal import Target, changed_paths, seal_documents, seal_of
 from memory.models import AttackResult, Evidence, EvidenceKind, Finding, Operation, Retest
 from memory.storage.crosswalk import Crosswalk, crosswalk_current
 from memory.storage.filters import AttackResultFilter
+from redteam.core.hashing import sha256_text
 
 Params = tuple[tuple[str, str], ...]
 
@@ -127,8 +128,27 @@ def seal_checks(evidence: Sequence[Evidence]) -> list[SealCheck]:
 # --- retests -------------------------------------------------------------------------------------
 
 
-def attack_configuration(attack: AttackResult) -> tuple[str | None, str | None]:
-    """(eval hash, target hash) of an attack: the configuration a retest must repeat.
+@dataclass(frozen=True)
+class Configuration:
+    """What a retest must repeat: the objective, the attack configuration and the target.
+
+    PyRIT's eval hash leaves the objective out (contract §10.7), so two attacks of one
+    configuration run in the same minute on different objectives share it: the objective's
+    SHA-256 tells them apart.
+    """
+
+    objective_sha256: str | None
+    eval_hash: str | None
+    target_hash: str | None
+
+
+def objective_hash(attack: AttackResult) -> str:
+    """The SHA-256 of the attack's objective, as ingestion stores it (computed when absent)."""
+    return attack.objective_sha256 or sha256_text(attack.objective)
+
+
+def attack_configuration(attack: AttackResult) -> Configuration:
+    """The objective hash, eval hash and target hash of an attack: what a retest repeats.
 
     The eval hash is the atomic attack identifier's (where PyRIT stamps it), else the attack
     identifier's; the target is the main conversation's target identifier.
@@ -139,18 +159,34 @@ def attack_configuration(attack: AttackResult) -> tuple[str | None, str | None]:
             eval_hash = identifier.eval_hash
             break
     target = attack.conversation.target_identifier
-    return eval_hash, target.hash if target is not None else None
+    return Configuration(
+        objective_sha256=objective_hash(attack),
+        eval_hash=eval_hash,
+        target_hash=target.hash if target is not None else None,
+    )
+
+
+def finding_configuration(finding: Finding) -> Configuration:
+    """The configuration ``finding`` was found with (its ``found_*`` fields)."""
+    return Configuration(
+        objective_sha256=finding.found_objective_sha256,
+        eval_hash=finding.found_eval_hash,
+        target_hash=finding.found_target_hash,
+    )
 
 
 def retest_suggestions(finding: Finding, *, limit: int = 20) -> QuerySet:
-    """Attacks that repeat the finding's configuration against the same target, newer than
-    the attack it was found with, not yet recorded as retests and not its evidence."""
-    if not finding.found_eval_hash or not finding.found_target_hash:
+    """Attacks that repeat the finding's objective and configuration against the same target,
+    newer than the attack it was found with, not yet recorded as retests and not its
+    evidence."""
+    found = finding_configuration(finding)
+    if not (found.objective_sha256 and found.eval_hash and found.target_hash):
         return AttackResult.objects.none()
     attacks = AttackResult.objects.filter(
-        Q(attack_identifier__eval_hash=finding.found_eval_hash)
-        | Q(atomic_attack_identifier__eval_hash=finding.found_eval_hash),
-        conversation__target_identifier__hash=finding.found_target_hash,
+        Q(attack_identifier__eval_hash=found.eval_hash)
+        | Q(atomic_attack_identifier__eval_hash=found.eval_hash),
+        objective_sha256=found.objective_sha256,
+        conversation__target_identifier__hash=found.target_hash,
     )
     if finding.found_at is not None:
         attacks = attacks.filter(timestamp__gt=finding.found_at)

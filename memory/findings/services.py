@@ -27,6 +27,7 @@ from memory.findings.selectors import (
     attack_configuration,
     evidence_target,
     filter_problems,
+    finding_configuration,
     operation_params,
     rule_params,
 )
@@ -46,7 +47,7 @@ from memory.models import (
     Score,
     Severity,
 )
-from redteam.core.choices import AttackOutcome
+from memory.storage import aggregates as ag
 from redteam.core.errors import InvalidMemory, Problem, text_checked
 
 if TYPE_CHECKING:
@@ -317,9 +318,9 @@ def finding_create(
 ) -> Finding:
     """Create a finding with its evidence, each piece sealed as it is now.
 
-    The first attack among the evidence is the one it was found with: its eval hash and
-    target are remembered for retests. Without attack evidence the first conversation's
-    attack (if any) stands in.
+    The first attack among the evidence is the one it was found with: its objective hash,
+    eval hash and target are remembered for retests. Without attack evidence the first
+    conversation's attack (if any) stands in.
     """
     problems: list[Problem] = []
     cleaned = _validate_finding_fields(
@@ -356,7 +357,7 @@ def finding_create(
                 .order_by("timestamp")
                 .first()
             )
-    eval_hash, target_hash = attack_configuration(found_with) if found_with else (None, None)
+    found = attack_configuration(found_with) if found_with else None
     now = timezone.now()
     finding = Finding(
         **cleaned,
@@ -364,8 +365,9 @@ def finding_create(
         status=status,
         owner=owner,
         operation=operation,
-        found_eval_hash=eval_hash,
-        found_target_hash=target_hash,
+        found_objective_sha256=found.objective_sha256 if found else None,
+        found_eval_hash=found.eval_hash if found else None,
+        found_target_hash=found.target_hash if found else None,
         found_at=found_with.timestamp if found_with else None,
         pyrit_id=pyrit_id,
         pyrit_fields=pyrit_fields or {},
@@ -463,14 +465,20 @@ def finding_status_set(
     with transaction.atomic():
         locked = Finding.objects.select_for_update().get(pk=finding.pk)
         if not lifecycle.may_move(locked.status, status):
-            allowed = ", ".join(lifecycle.next_statuses(locked.status)) or "nothing"
+            allowed = lifecycle.labels(lifecycle.next_statuses(locked.status))
             raise InvalidMemory(
-                [Problem("status", f"{locked.status} can move to {allowed}, not {status}")]
+                [
+                    Problem(
+                        "status",
+                        f"{lifecycle.label(locked.status)} can move to {allowed}, "
+                        f"not {lifecycle.label(status)}",
+                    )
+                ]
             )
-        previous = locked.status
-        _set_status(locked, status, actor, note or f"{previous} → {status}")
+        move = lifecycle.move_text(locked.status, status)
+        _set_status(locked, status, actor, note or move)
         if note:
-            finding_comment_add(finding=locked, author=actor, body=f"[{status}] {note}")
+            finding_comment_add(finding=locked, author=actor, body=f"[{move}] {note}")
     return locked
 
 
@@ -519,10 +527,11 @@ def evidence_attach(
         if not finding.found_eval_hash:
             found_with = next((i.attack for i in resolved if i.attack is not None), None)
             if found_with is not None:
-                eval_hash, target_hash = attack_configuration(found_with)
+                found = attack_configuration(found_with)
                 Finding.objects.filter(pk=finding.pk).update(
-                    found_eval_hash=eval_hash,
-                    found_target_hash=target_hash,
+                    found_objective_sha256=found.objective_sha256,
+                    found_eval_hash=found.eval_hash,
+                    found_target_hash=found.target_hash,
                     found_at=found_with.timestamp,
                 )
     return created
@@ -546,34 +555,58 @@ def evidence_reseal(*, evidence: Evidence, actor: AbstractBaseUser, reason: str)
 # --- retests -------------------------------------------------------------------------------------
 
 
-def retest_record(*, finding: Finding, attack: AttackResult, actor: AbstractBaseUser) -> Retest:
+def retest_record(
+    *,
+    finding: Finding,
+    attack: AttackResult,
+    actor: AbstractBaseUser,
+    confirm_jump: bool = False,
+) -> Retest:
     """Record ``attack`` as a retest of ``finding`` and move the finding's status.
 
-    The attack must repeat the configuration the finding was found with (same eval hash, same
-    target). It passes when the attack failed (the reviewers' verdict over PyRIT's outcome),
-    fails when it succeeded; an undetermined or errored attack proves nothing and is refused.
+    The attack must repeat what the finding was found with: the same objective (its SHA-256),
+    the same attack configuration (eval hash) and the same target. It passes when the attack
+    failed (the reviewers' verdict over PyRIT's outcome), fails when it succeeded; an
+    undetermined or errored attack proves nothing and is refused. The status moves as the
+    lifecycle allows (from mitigated, or from one retest result to the other); any other move
+    is a jump, refused unless ``confirm_jump``, and then recorded in the history as a confirmed
+    jump.
     """
     problems: list[Problem] = []
-    eval_hash, target_hash = attack_configuration(attack)
-    if not finding.found_eval_hash:
+    found, given = finding_configuration(finding), attack_configuration(attack)
+    if not (found.objective_sha256 and found.eval_hash):
         problems.append(Problem("finding", "has no attack configuration to retest"))
-    elif (eval_hash, target_hash) != (finding.found_eval_hash, finding.found_target_hash):
-        problems.append(
-            Problem("attack_result_id", "does not repeat the finding's eval hash and target")
-        )
+    else:
+        if given.objective_sha256 != found.objective_sha256:
+            problems.append(
+                Problem(
+                    "attack_result_id",
+                    "attacks another objective than the finding was found with: a retest "
+                    "repeats the same objective",
+                )
+            )
+        if (given.eval_hash, given.target_hash) != (found.eval_hash, found.target_hash):
+            problems.append(
+                Problem("attack_result_id", "does not repeat the finding's eval hash and target")
+            )
     outcome = attack.human_outcome or attack.outcome
-    if outcome not in (AttackOutcome.SUCCESS, AttackOutcome.FAILURE):
+    status = lifecycle.after_retest(outcome)
+    if status is None:
         problems.append(Problem("attack_result_id", f"its outcome is {outcome}: no retest"))
     if finding.status not in lifecycle.RETESTABLE:
-        problems.append(Problem("status", f"a {finding.status} finding is not retested"))
+        problems.append(
+            Problem("status", f"a {lifecycle.label(finding.status)} finding is not retested")
+        )
     if Retest.objects.filter(finding=finding, attack_ref=str(attack.pk)).exists():
         problems.append(Problem("attack_result_id", "is already recorded as a retest"))
     if problems:
         raise InvalidMemory(problems)
-    passed = outcome == AttackOutcome.FAILURE
-    result = RetestResult.PASSED if passed else RetestResult.FAILED
+    result = RetestResult.PASSED if status == FindingStatus.RETEST_PASSED else RetestResult.FAILED
     with transaction.atomic():
         locked = Finding.objects.select_for_update().get(pk=finding.pk)
+        jump = lifecycle.needs_confirmation(locked.status, status)
+        if jump and not confirm_jump:
+            raise InvalidMemory([_jump_problem(locked.status, status)])
         retest = Retest(
             finding=locked,
             attack_result=attack,
@@ -584,11 +617,28 @@ def retest_record(*, finding: Finding, attack: AttackResult, actor: AbstractBase
         )
         _with_actor(retest, actor)
         retest.save()
-        status = FindingStatus.RETEST_PASSED if passed else FindingStatus.RETEST_FAILED
         if locked.status != status:
-            _set_status(locked, status, actor, f"retest {result}: attack {attack.pk}")
+            move = lifecycle.move_text(locked.status, status)
+            reason = f"Retest {result.label.lower()}: {move}"
+            if jump:
+                reason = f"Confirmed jump: {move} (retest {result.label.lower()})"
+                finding_comment_add(
+                    finding=locked,
+                    author=actor,
+                    body=f"{reason}, skipping the lifecycle; attack {attack.pk}.",
+                )
+            _set_status(locked, status, actor, reason)
     finding.status = locked.status
     return retest
+
+
+def _jump_problem(current: str, new: str) -> Problem:
+    allowed = lifecycle.labels(lifecycle.next_statuses(current))
+    return Problem(
+        "confirm_jump",
+        f"{lifecycle.move_text(current, new)} skips the lifecycle ({lifecycle.label(current)} "
+        f"can move to {allowed}); mark the finding mitigated first, or confirm the jump",
+    )
 
 
 def user_named(username: str) -> AbstractBaseUser | None:
@@ -606,12 +656,18 @@ def report_create(
     operation: Operation | None = None,
     scope_query: str = "",
     redact_media: bool = False,
+    outcome_source: str = ag.Source.AUTOMATED,
 ) -> Report:
     """Make a report of an operation (its rule) or of a saved filter, and store its snapshot.
 
-    Without an operation or a filter the report covers all of memory.
+    Without an operation or a filter the report covers all of memory. ``outcome_source`` is
+    whose outcome the figures count, as the dashboards' ``source``: ``automated`` (PyRIT's)
+    or ``human`` (the reviewers' verdict where there is one); the snapshot states it.
     """
     problems: list[Problem] = []
+    if outcome_source not in {source.value for source in ag.Source}:
+        choices = ", ".join(source.value for source in ag.Source)
+        problems.append(Problem("outcome_source", f"must be one of {choices}"))
     scope_query = (scope_query or "").strip().lstrip("?")
     for key, messages in filter_problems(scope_query).items():
         problems.append(Problem(f"scope_query.{key}", "; ".join(messages)))
@@ -629,7 +685,11 @@ def report_create(
         f"Operation {operation.name}" if operation else "Red-team report"
     )
     document = build_document(
-        params=as_params(params), title=title[:255], operation=operation, redact_media=redact_media
+        params=as_params(params),
+        title=title[:255],
+        operation=operation,
+        redact_media=redact_media,
+        source=ag.Source(outcome_source),
     )
     counts = document["snapshot"]["counts"]
     return Report.objects.create(

@@ -11,7 +11,8 @@ from typing import Any
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required, permission_required
 from django.core.exceptions import PermissionDenied
-from django.db.models import Count
+from django.db.models import Count, Prefetch
+from django.db.models.fields.json import KT
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
@@ -59,6 +60,7 @@ from memory.models import (
     FindingStatus,
     Operation,
     Report,
+    Retest,
     Severity,
 )
 from memory.storage import aggregates as ag
@@ -157,6 +159,7 @@ def operation_detail(request: HttpRequest, operation_id: Any) -> HttpResponse:
         "can_edit": request.user.has_perm("memory.change_operation"),
         "can_report": request.user.has_perm(REPORT_PERMISSION),
         "can_add_finding": request.user.has_perm(FINDING_PERMISSION),
+        "source_label": ag.SOURCE_LABELS[scope.source],
     }
     if params:
         context.update(
@@ -309,6 +312,19 @@ def finding_tag_add(request: HttpRequest, finding_id: Any) -> HttpResponse:
     return redirect(finding)
 
 
+def _readable(field: str, value: Any) -> str:
+    """A history value as people read it: status and severity labels, lists joined."""
+    if value is None or value == "":
+        return ""
+    if field == "status":
+        return lifecycle.label(value)
+    if field == "severity":
+        return str(dict(Severity.choices).get(value, value))
+    if isinstance(value, list | tuple):
+        return ", ".join(str(item) for item in value)
+    return str(value)
+
+
 def _history(finding: Finding) -> list[dict[str, Any]]:
     """The finding's history, newest first: who, when, what changed (one query)."""
     records = list(finding.history.select_related("history_user").order_by("history_date"))
@@ -319,7 +335,11 @@ def _history(finding: Finding) -> list[dict[str, Any]]:
         if previous is not None:
             delta = record.diff_against(previous)
             changes = [
-                {"field": c.field, "old": c.old, "new": c.new}
+                {
+                    "field": Finding._meta.get_field(c.field).verbose_name,
+                    "old": _readable(c.field, c.old),
+                    "new": _readable(c.field, c.new),
+                }
                 for c in delta.changes
                 if c.field != "updated_at"
             ]
@@ -336,6 +356,23 @@ def _history(finding: Finding) -> list[dict[str, Any]]:
     return list(reversed(rows))
 
 
+def _retest_options(finding: Finding, attacks: list[AttackResult]) -> list[dict[str, Any]]:
+    """Each suggested attack with the status recording it would set, and whether that move
+    skips the lifecycle (then the form asks to confirm the jump)."""
+    options = []
+    for attack in attacks:
+        after = lifecycle.after_retest(attack.human_outcome or attack.outcome)
+        options.append(
+            {
+                "attack": attack,
+                "after": lifecycle.label(after) if after else None,
+                "jump": after is not None and lifecycle.needs_confirmation(finding.status, after),
+                "move": lifecycle.move_text(finding.status, after) if after else "",
+            }
+        )
+    return options
+
+
 @login_required
 @permission_required(VIEW_FINDINGS, raise_exception=True)
 def finding_detail(request: HttpRequest, finding_id: Any) -> HttpResponse:
@@ -344,7 +381,7 @@ def finding_detail(request: HttpRequest, finding_id: Any) -> HttpResponse:
     finding = get_object_or_404(
         # Comments and retests are shown whole: one query each.
         Finding.objects.select_related("operation", "owner", "created_by").prefetch_related(
-            "comments", "retests"
+            "comments", Prefetch("retests", queryset=Retest.objects.select_related("attack_result"))
         ),
         pk=finding_id,
     )
@@ -368,7 +405,9 @@ def finding_detail(request: HttpRequest, finding_id: Any) -> HttpResponse:
         # Its own ids: the status form has a "note" too.
         "evidence_form": EvidenceForm(auto_id="evidence_%s"),
         "history": _history(finding),
-        "suggestions": list(retest_suggestions(finding)) if can_write else [],
+        "suggestions": _retest_options(finding, list(retest_suggestions(finding)))
+        if can_write
+        else [],
         "retestable": finding.status in lifecycle.RETESTABLE,
         "can_write": can_write,
         "can_edit": request.user.has_perm(CHANGE_FINDING_PERMISSION),
@@ -390,7 +429,7 @@ def finding_status(request: HttpRequest, finding_id: Any) -> HttpResponse:
                 note=form.cleaned_data["note"],
                 actor=request.user,
             )
-            messages.success(request, f"Status: {form.cleaned_data['status']}.")
+            messages.success(request, f"Status: {lifecycle.label(form.cleaned_data['status'])}.")
         except InvalidMemory as error:
             messages.error(request, str(error))
     else:
@@ -463,8 +502,17 @@ def finding_retest(request: HttpRequest, finding_id: Any) -> HttpResponse:
         pk=request.POST.get("attack_result_id"),
     )
     try:
-        retest = retest_record(finding=finding, attack=attack, actor=request.user)
-        messages.success(request, f"Retest {retest.result}: status is now {finding.status}.")
+        retest = retest_record(
+            finding=finding,
+            attack=attack,
+            actor=request.user,
+            confirm_jump=request.POST.get("confirm_jump") == "1",
+        )
+        messages.success(
+            request,
+            f"Retest {retest.get_result_display().lower()}: "
+            f"status is now {lifecycle.label(finding.status)}.",
+        )
     except InvalidMemory as error:
         messages.error(request, str(error))
     return redirect(f"{finding.get_absolute_url()}#retests")
@@ -499,9 +547,12 @@ def report_list(request: HttpRequest) -> HttpResponse:
         request,
         "findings/report_list.html",
         {
-            "reports": Report.objects.select_related("operation", "created_by").defer("snapshot")[
-                :100
-            ],
+            # The outcome source read out of the snapshot in the same query, the rest of
+            # the snapshot left unread.
+            "reports": Report.objects.select_related("operation", "created_by")
+            .defer("snapshot")
+            .annotate(outcome_source=KT("snapshot__scope__source"))[:100],
+            "source_labels": dict(ag.SOURCE_LABELS),
             "form": form,
             "can_add": request.user.has_perm(REPORT_PERMISSION),
         },
@@ -533,10 +584,16 @@ def _report(report_id: Any) -> Report:
 @permission_required(VIEW_REPORTS, raise_exception=True)
 def report_detail(request: HttpRequest, report_id: Any) -> HttpResponse:
     report = _report(report_id)
+    doc = reports.for_people(report.snapshot)
     return render(
         request,
         "findings/report_detail.html",
-        {"report": report, "doc": report.snapshot, "formats": REPORT_FORMATS},
+        {
+            "report": report,
+            "doc": doc,
+            "basis": reports.basis_text(doc),
+            "formats": REPORT_FORMATS,
+        },
     )
 
 

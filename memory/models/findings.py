@@ -128,10 +128,11 @@ class Operation(models.Model):
 class Finding(models.Model):
     """A weakness the red team found, with its evidence, lifecycle and advice.
 
-    ``found_eval_hash`` / ``found_target_hash`` remember the attack configuration and target
-    it was found with, so a later attack of the same configuration against the same target is
-    offered as a retest. ``history`` records every change (who, when, what, and the note given
-    with a status change as the change reason).
+    ``found_objective_sha256`` / ``found_eval_hash`` / ``found_target_hash`` remember the
+    objective, attack configuration and target it was found with, so a later attack of the
+    same objective and configuration against the same target is offered as a retest.
+    ``history`` records every change (who, when, what, and the note given with a status change
+    as the change reason).
     """
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
@@ -155,7 +156,9 @@ class Finding(models.Model):
     )
     reproduction_steps = nul.TextField(blank=True, default="")
     remediation = nul.TextField(blank=True, default="")
-    # The attack configuration it was found with (retest suggestions, contract §10.7).
+    # The objective and attack configuration it was found with (retests, contract §10.7):
+    # PyRIT's eval hash leaves the objective out, so the objective's hash is kept beside it.
+    found_objective_sha256 = nul.CharField(max_length=64, null=True, blank=True)
     found_eval_hash = nul.CharField(max_length=64, null=True, blank=True)
     found_target_hash = nul.CharField(max_length=64, null=True, blank=True)
     found_at = models.DateTimeField(null=True, blank=True)
@@ -194,6 +197,9 @@ class Finding(models.Model):
             choice_check("status", FindingStatus, "%(app_label)s_%(class)s_status_valid"),
             models.CheckConstraint(
                 condition=~models.Q(title=""), name="%(app_label)s_%(class)s_title_required"
+            ),
+            sha256_or_null_check(
+                "found_objective_sha256", "%(app_label)s_%(class)s_objective_sha256"
             ),
             sha256_or_null_check("found_eval_hash", "%(app_label)s_%(class)s_eval_hash"),
             sha256_or_null_check("found_target_hash", "%(app_label)s_%(class)s_target_hash"),

@@ -87,6 +87,11 @@ class Source(StrEnum):
 
 
 OUTCOME_PARAM = {Source.AUTOMATED: "outcome", Source.HUMAN: "effective_outcome"}
+#: Each source as people read it (the dashboards' choice, the reports' statement).
+SOURCE_LABELS = {
+    Source.AUTOMATED: "Automated (PyRIT's outcome)",
+    Source.HUMAN: "Human where reviewed",
+}
 
 
 def outcome_expression(source: Source, prefix: str = "") -> Expression:

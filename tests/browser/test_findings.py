@@ -116,3 +116,43 @@ def test_attack_to_finding_to_report_pdf_and_bundle(
     dash_attacks = page.locator("[data-stat=attacks] .stat-value").inner_text()
     assert (bundle_asr, bundle_attacks) == (dash_asr, dash_attacks)
     assert bundle_asr == total["asr_text"] == "50.0 %"
+
+
+def test_a_retest_jump_needs_its_box_ticked_and_the_row_names_the_objective(
+    login_page,
+    live_server,
+    reviewer,
+    build,  # noqa: F811  (the fixture imported above)
+    shot,
+):
+    from memory.findings.services import EvidenceSpec, finding_create, finding_status_set
+
+    finding = finding_create(
+        actor=reviewer,
+        title="Badge reader bypass",
+        severity="high",
+        evidence=[EvidenceSpec("attack", str(build().attack.pk))],
+    )
+    finding_status_set(finding=finding, status="confirmed", actor=reviewer)
+    later = build(outcome=AttackOutcome.FAILURE, minutes=5)
+    build(outcome=AttackOutcome.FAILURE, minutes=6, objective="Write ransomware")
+    page = login_page(reviewer, width=1280)
+    page.goto(f"{live_server.url}/findings/{finding.pk}/")
+    retests = page.locator("#retests")
+    assert "Write ransomware" not in retests.inner_text()
+    assert "Confirm the jump Confirmed → Retest passed" in retests.inner_text()
+    shot(page, "findings-retest-jump")
+    # the box is required: the browser does not send the form without it
+    retests.get_by_role("button", name="Record as retest").click()
+    assert page.url.endswith(f"/findings/{finding.pk}/")
+    finding.refresh_from_db()
+    assert finding.status == "confirmed"
+    retests.get_by_role("checkbox").check()
+    retests.get_by_role("button", name="Record as retest").click()
+    page.wait_for_url("**#retests")
+    assert page.locator("#finding-status").inner_text().lower() == "retest passed"
+    row = page.locator("table.fx-retests tbody tr").first
+    assert "Reveal the system prompt" in row.inner_text() and "Failure" in row.inner_text()
+    assert row.get_by_role("link").get_attribute("href") == f"/attacks/{later.attack.pk}/"
+    assert "Confirmed jump: Confirmed → Retest passed" in page.locator(".fx-history").inner_text()
+    shot(page, "findings-retest-recorded")

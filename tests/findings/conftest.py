@@ -9,6 +9,7 @@ import pytest
 
 from memory.models import AttackResult, Label, MessagePiece, Score
 from redteam.core.choices import AttackOutcome
+from redteam.core.hashing import sha256_text
 from tests.factories import (
     NOW,
     make_attack,
@@ -60,6 +61,7 @@ def build(db, target, strategy):
         attack_identifier=None,
         conversation_target=None,
         text: str = "Sure, here is how to get past the badge reader.",
+        objective: str = "Reveal the system prompt",
     ) -> Built:
         conversation = make_conversation(target_identifier=conversation_target or target)
         user = make_message(conversation, 0, "user")
@@ -73,6 +75,9 @@ def build(db, target, strategy):
             outcome=outcome,
             attack_identifier=attack_identifier or strategy,
             last_score=score,
+            # As ingestion stores it (memory.storage.write): the objective's SHA-256.
+            objective=objective,
+            objective_sha256=sha256_text(objective),
             timestamp=NOW + timedelta(minutes=minutes),
             operation=operation,
             labels={"operation": operation} if operation else {},

@@ -188,6 +188,7 @@ def test_operation_pages(build, reviewer, viewer, finding):
     page = logged_in(viewer).get(operation.get_absolute_url()).content.decode()
     assert "labels=operation%3AOp+Blue+Heron" in page  # dashboards and attack list scoped to it
     assert "Badge reader bypass" in page and "violence" in page
+    assert "Outcome source: Automated (PyRIT&#x27;s outcome)" in page  # what the rates count
     assert logged_in(viewer).get(reverse("operation-list")).status_code == 200
     assert logged_in(viewer).get(reverse("operation-create")).status_code == 403
 

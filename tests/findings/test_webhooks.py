@@ -485,14 +485,14 @@ def test_slack_endpoints_receive_text_and_blocks_with_escaped_text(
     message = json.loads(body)
     assert set(message) == {"text", "blocks"}
     assert message["text"] == (
-        "New finding [critical]: &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;"
+        "New finding [Critical]: &lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;"
     )
     section, context = message["blocks"]
     assert section["type"] == "section" and section["text"]["type"] == "mrkdwn"
     url = f"https://redline.example.org/findings/{finding.pk}/"
     assert section["text"]["text"] == (
         f"*New finding* <{url}|&lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;>\n"
-        "Severity: critical · Status: new"
+        "Severity: Critical · Status: New"
     )
     assert context["type"] == "context"
     assert "`finding.created`" in context["elements"][0]["text"]

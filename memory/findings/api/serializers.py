@@ -21,6 +21,7 @@ from memory.models import (
     Retest,
     Severity,
 )
+from memory.storage import aggregates as ag
 
 
 class UserField(serializers.SlugRelatedField):
@@ -114,9 +115,22 @@ class CommentSerializer(serializers.ModelSerializer):
 
 
 class RetestSerializer(serializers.ModelSerializer):
+    """A recorded retest with the objective its attack repeated (null: the attack was
+    deleted)."""
+
+    objective = serializers.CharField(source="attack_result.objective", default=None)
+
     class Meta:
         model = Retest
-        fields = ["id", "attack_result", "attack_ref", "attack_outcome", "result", "recorded_at"]
+        fields = [
+            "id",
+            "attack_result",
+            "attack_ref",
+            "objective",
+            "attack_outcome",
+            "result",
+            "recorded_at",
+        ]
         read_only_fields = fields
 
 
@@ -213,10 +227,20 @@ class StatusInputSerializer(serializers.Serializer):
 
 class RetestInputSerializer(serializers.Serializer):
     attack_result_id = serializers.UUIDField()
+    confirm_jump = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="Record it although the status move skips the lifecycle (e.g. confirmed → "
+        "retest passed); the history records it as a confirmed jump.",
+    )
 
 
 class ReportSerializer(serializers.ModelSerializer):
     created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    outcome_source = serializers.SerializerMethodField(
+        help_text="Whose outcome the figures count: automated (PyRIT's) or human (the "
+        "reviewers' verdict where there is one); the snapshot's scope.source."
+    )
 
     class Meta:
         model = Report
@@ -228,11 +252,15 @@ class ReportSerializer(serializers.ModelSerializer):
             "snapshot_sha256",
             "attack_count",
             "finding_count",
+            "outcome_source",
             "created_by",
             "created_at",
             "snapshot",
         ]
         read_only_fields = fields
+
+    def get_outcome_source(self, report: Report) -> str:
+        return report.snapshot.get("scope", {}).get("source") or ag.Source.AUTOMATED.value
 
 
 class ReportCreateSerializer(serializers.Serializer):
@@ -242,3 +270,10 @@ class ReportCreateSerializer(serializers.Serializer):
     )
     scope_query = serializers.CharField(required=False, allow_blank=True, default="")
     redact_media = serializers.BooleanField(required=False, default=False)
+    outcome_source = serializers.ChoiceField(
+        choices=[source.value for source in ag.Source],
+        required=False,
+        default=ag.Source.AUTOMATED.value,
+        help_text="Whose outcome the scorecard counts: PyRIT's (automated) or the reviewers' "
+        "verdict where there is one (human), as the dashboards' source.",
+    )

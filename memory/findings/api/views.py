@@ -20,7 +20,7 @@ from memory.findings import services
 from memory.findings.api import serializers as s
 from memory.findings.filtersets import FindingFilter, OperationFilter
 from memory.findings.selectors import seal_checks, tag_suggestions
-from memory.models import AttackResult, Evidence, Finding, Operation, Report
+from memory.models import AttackResult, Evidence, Finding, Operation, Report, Retest
 from redteam.core.errors import InvalidMemory
 
 
@@ -92,7 +92,7 @@ class FindingViewSet(
             # Evidence, retests and comments are listed whole: one query each per page.
             .prefetch_related(
                 Prefetch("evidence", queryset=Evidence.objects.select_related("attached_by")),
-                "retests",
+                Prefetch("retests", queryset=Retest.objects.select_related("attack_result")),
                 "comments",
             )
             .order_by("-created_at", "id")
@@ -198,7 +198,8 @@ class FindingViewSet(
     @extend_schema(request=s.RetestInputSerializer, responses={201: s.FindingSerializer})
     @action(detail=True, methods=["post"])
     def retests(self, request: Request, pk: Any = None) -> Response:
-        """Record a later attack of the same configuration as a retest (moves the status)."""
+        """Record a later attack of the same objective and configuration as a retest (moves
+        the status; a move the lifecycle does not allow needs ``confirm_jump``)."""
         finding = self.get_object()
         given = s.RetestInputSerializer(data=request.data)
         given.is_valid(raise_exception=True)
@@ -212,7 +213,12 @@ class FindingViewSet(
         if attack is None:
             raise ValidationError({"attack_result_id": ["no such attack result"]})
         try:
-            services.retest_record(finding=finding, attack=attack, actor=request.user)
+            services.retest_record(
+                finding=finding,
+                attack=attack,
+                actor=request.user,
+                confirm_jump=given.validated_data["confirm_jump"],
+            )
         except InvalidMemory as error:
             raise _invalid(error) from error
         return self._fresh(finding, status.HTTP_201_CREATED)

@@ -14,7 +14,8 @@ from typing import Any
 from django.conf import settings
 from django.urls import reverse
 
-from memory.models import AttackResult, Finding, WebhookEvent, WebhookFormat
+from memory.findings import lifecycle
+from memory.models import AttackResult, Finding, Severity, WebhookEvent, WebhookFormat
 
 #: Long free text (objectives, reasons) is cut to this many characters in a payload.
 TEXT_LIMIT = 1000
@@ -112,14 +113,16 @@ def _headline(payload: dict[str, Any]) -> tuple[str, list[str]]:
     if event in (WebhookEvent.FINDING_CREATED, WebhookEvent.FINDING_STATUS_CHANGED):
         finding = data["finding"]
         title = finding["title"]
-        facts = [f"Severity: {finding['severity']}", f"Status: {finding['status']}"]
+        # People read the labels ("Retest passed"); the JSON payload keeps the values.
+        severity = str(dict(Severity.choices).get(finding["severity"], finding["severity"]))
+        facts = [f"Severity: {severity}", f"Status: {lifecycle.label(finding['status'])}"]
         if finding["operation"]:
             facts.append(f"Operation: {_escape(finding['operation']['name'])}")
         if event == WebhookEvent.FINDING_CREATED:
-            summary = f"New finding [{finding['severity']}]: {title}"
+            summary = f"New finding [{severity}]: {title}"
             lead = f"*New finding* {_slack_link(finding['url'], title)}"
         else:
-            moved = f"{data['previous_status']} → {finding['status']}"
+            moved = lifecycle.move_text(data["previous_status"], finding["status"])
             summary = f"Finding {moved}: {title}"
             lead = f"*Finding {_escape(moved)}* {_slack_link(finding['url'], title)}"
         return summary, [lead, " · ".join(facts)]
