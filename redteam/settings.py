@@ -315,6 +315,12 @@ REDLINE_BASE_URL = env_str("BASE_URL", "")
 # each request is sent); turn this on for a receiver inside your own network.
 WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOKS_ALLOW_PRIVATE_ADDRESSES", False)
 
+# Evidence seals are HMAC-SHA256 under this key, kept outside the database (docs/findings.md,
+# docs/deployment.md); unset, a key derived from SECRET_KEY is used (check redline.W001).
+# Old keys stay listed (comma-separated) after a rotation so their seals still verify.
+REDLINE_SEAL_KEY = env_str("REDLINE_SEAL_KEY", "")
+REDLINE_SEAL_KEYS_OLD = env_list("REDLINE_SEAL_KEYS_OLD", [])
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Redline API",
     "DESCRIPTION": "Ingest and read PyRIT red-team memory.",
