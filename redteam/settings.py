@@ -7,6 +7,7 @@ the environment through the small typed helpers below.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from datetime import timedelta
@@ -125,7 +126,20 @@ AXES_ENABLED = env_bool("LOGIN_LOCKOUT", True)
 # Failed attempts for one username from one address before that pair is locked out.
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+# Keyed on the pair: failures from one address never lock the user out from another.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Reverse proxies (addresses or CIDR networks, comma-separated) whose X-Forwarded-For is
+# believed; the client's address is the right-most entry that is not one of them
+# (redteam/proxies.py). Empty: REMOTE_ADDR, the connection's peer, is the client.
+REDLINE_TRUSTED_PROXIES = env_list("REDLINE_TRUSTED_PROXIES", [])
+for _proxy in REDLINE_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"REDLINE_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network"
+        ) from None
+AXES_CLIENT_IP_CALLABLE = "redteam.proxies.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False

@@ -9,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.throttling import SimpleRateThrottle
 
 from redteam.models import ApiToken
+from redteam.proxies import client_address
 
 
 class TokenRateThrottle(SimpleRateThrottle):
@@ -24,6 +25,11 @@ class TokenRateThrottle(SimpleRateThrottle):
     def get_rate(self) -> str | None:
         # Read per request, not once at import (DRF's default): a changed setting applies.
         return settings.REDLINE_API_RATE or None
+
+    def get_ident(self, request: Request) -> str:
+        # DRF's own reads X-Forwarded-For from anyone (NUM_PROXIES unset), so a client could
+        # pick a fresh address per request; only a trusted proxy's header counts here.
+        return client_address(request) or ""
 
     def get_cache_key(self, request: Request, view: Any) -> str:
         if isinstance(request.auth, ApiToken):
