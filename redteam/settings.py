@@ -311,6 +311,12 @@ REST_FRAMEWORK = {
         "redteam.permissions.ModelPermissions",
     ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # JSON nested too deep is a 400 (redteam/parsers.py); forms as DRF's defaults.
+    "DEFAULT_PARSER_CLASSES": [
+        "redteam.parsers.JSONBodyParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "redteam.core.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
@@ -321,6 +327,9 @@ REST_FRAMEWORK = {
 # Requests per token (or signed-in user, or address) and period: "1200/minute", "50/second";
 # empty turns the limit off (docs/deployment.md).
 REDLINE_API_RATE = env_str("API_RATE", "1200/minute")
+# Failed API authentications (a wrong, expired or revoked token) per client address and period;
+# over it every token from that address is refused with 429 until the period has passed.
+REDLINE_API_AUTH_FAILURE_RATE = env_str("API_AUTH_FAILURE_RATE", "30/minute")
 
 # Where Redline is reached from outside, e.g. "https://redline.example.org": links in webhook
 # payloads are made absolute with it (docs/webhooks.md); empty leaves them as paths.
