@@ -51,7 +51,11 @@ from memory.models import (
     ScorableContent,
     Score,
 )
-from memory.storage.queues import reviewers_queryset
+from memory.storage.queues import (
+    blind_hidden_attacks,
+    reviewers_queryset,
+    verdicts_visible_to,
+)
 from memory.storage.services import (
     memory_delete,
     memory_evidence,
@@ -791,6 +795,16 @@ class AttackResultAdmin(EvidenceAdmin):
     attribution_data_json = json_display("attribution_data")
     extra_json = json_display("extra")
 
+    def get_exclude(self, request: HttpRequest, obj: Any = None) -> tuple[str, ...]:
+        exclude = tuple(super().get_exclude(request, obj) or ())
+        if obj is None:
+            return exclude
+        hidden = blind_hidden_attacks(user=request.user)
+        if hidden is not None and hidden.filter(pk=obj.pk).exists():
+            # The human outcome is the newest reviewer's verdict: blind review hides it.
+            return (*exclude, "human_outcome", "human_verdict_at")
+        return exclude
+
     @admin.display(description="id", ordering="id")
     def short_id(self, obj: AttackResult) -> str:
         return short_id(obj.pk)
@@ -1080,7 +1094,12 @@ class MediaLocationAdmin(LookupAdmin):
 
 @admin.register(HumanVerdict)
 class HumanVerdictAdmin(LookupAdmin):
-    """Reviewers' verdicts on attacks: an audit trail, recorded from the attack page."""
+    """Reviewers' verdicts on attacks: an audit trail, recorded from the attack page.
+
+    Blind review holds here too: every admin view of verdicts (list, search, detail, history,
+    the related-object pop-up) starts from :meth:`get_queryset`, which leaves out what a blind
+    queue hides from the user (``memory.storage.queues.verdicts_visible_to``).
+    """
 
     list_display = ("created_at", "outcome", "reviewer_name", "attack_result", "reason")
     list_filter = ("outcome", ("created_at", admin.DateFieldListFilter))
@@ -1089,6 +1108,9 @@ class HumanVerdictAdmin(LookupAdmin):
     sortable_by = ("created_at",)
     search_fields = ("reviewer_name__exact",)
     search_help_text = "A reviewer's exact username."
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        return verdicts_visible_to(user=request.user, verdicts=super().get_queryset(request))
 
 
 @admin.register(ImportJob)

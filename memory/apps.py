@@ -11,6 +11,7 @@ class MemoryConfig(AppConfig):
         # The findings capability registers its admin and notification receivers itself;
         # ``memory.admin`` (the memory models' admin) is its sibling and cannot import it.
         from memory.findings import admin as findings_admin  # noqa: F401
+        from memory.findings import checks  # noqa: F401
         from memory.findings.webhooks import admin as webhooks_admin  # noqa: F401
         from memory.findings.webhooks import receivers
 

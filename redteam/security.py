@@ -14,15 +14,18 @@ from django.contrib.auth.signals import user_login_failed
 from django.dispatch import receiver
 from django.http import HttpRequest
 
+from redteam.proxies import client_address
+
 logger = logging.getLogger("redline.security")
 
 
 def client_ip(request: HttpRequest | None) -> str | None:
-    """The client's address as the server saw it (``REMOTE_ADDR``; a proxy's own setting
-    decides what that is behind a reverse proxy)."""
+    """The client's address: ``REMOTE_ADDR``, or behind a proxy of ``REDLINE_TRUSTED_PROXIES``
+    the address it forwarded for (``redteam.proxies``); the same address the login lockout
+    and the API's anonymous rate limit count by."""
     if request is None:
         return None
-    return request.META.get("REMOTE_ADDR")
+    return client_address(request)
 
 
 def security_event(event: str, *, request: HttpRequest | None = None, **fields: Any) -> None:

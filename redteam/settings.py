@@ -7,6 +7,7 @@ the environment through the small typed helpers below.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import secrets
 from datetime import timedelta
@@ -125,7 +126,20 @@ AXES_ENABLED = env_bool("LOGIN_LOCKOUT", True)
 # Failed attempts for one username from one address before that pair is locked out.
 AXES_FAILURE_LIMIT = env_int("LOGIN_FAILURE_LIMIT", 10)
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("LOGIN_LOCKOUT_MINUTES", 15))
+# Keyed on the pair: failures from one address never lock the user out from another.
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+# Reverse proxies (addresses or CIDR networks, comma-separated) whose X-Forwarded-For is
+# believed; the client's address is the right-most entry that is not one of them
+# (redteam/proxies.py). Empty: REMOTE_ADDR, the connection's peer, is the client.
+REDLINE_TRUSTED_PROXIES = env_list("REDLINE_TRUSTED_PROXIES", [])
+for _proxy in REDLINE_TRUSTED_PROXIES:
+    try:
+        ipaddress.ip_network(_proxy, strict=False)
+    except ValueError:
+        raise ImproperlyConfigured(
+            f"REDLINE_TRUSTED_PROXIES: {_proxy!r} is not an IP address or network"
+        ) from None
+AXES_CLIENT_IP_CALLABLE = "redteam.proxies.client_address"
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
 AXES_VERBOSE = False
@@ -297,6 +311,12 @@ REST_FRAMEWORK = {
         "redteam.permissions.ModelPermissions",
     ],
     "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    # JSON nested too deep is a 400 (redteam/parsers.py); forms as DRF's defaults.
+    "DEFAULT_PARSER_CLASSES": [
+        "redteam.parsers.JSONBodyParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "DEFAULT_PAGINATION_CLASS": "redteam.core.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
@@ -307,6 +327,9 @@ REST_FRAMEWORK = {
 # Requests per token (or signed-in user, or address) and period: "1200/minute", "50/second";
 # empty turns the limit off (docs/deployment.md).
 REDLINE_API_RATE = env_str("API_RATE", "1200/minute")
+# Failed API authentications (a wrong, expired or revoked token) per client address and period;
+# over it every token from that address is refused with 429 until the period has passed.
+REDLINE_API_AUTH_FAILURE_RATE = env_str("API_AUTH_FAILURE_RATE", "30/minute")
 
 # Where Redline is reached from outside, e.g. "https://redline.example.org": links in webhook
 # payloads are made absolute with it (docs/webhooks.md); empty leaves them as paths.
@@ -314,6 +337,12 @@ REDLINE_BASE_URL = env_str("BASE_URL", "")
 # Webhooks refuse loopback, private, link-local and other non-public addresses (checked when
 # each request is sent); turn this on for a receiver inside your own network.
 WEBHOOKS_ALLOW_PRIVATE_ADDRESSES = env_bool("WEBHOOKS_ALLOW_PRIVATE_ADDRESSES", False)
+
+# Evidence seals are HMAC-SHA256 under this key, kept outside the database (docs/findings.md,
+# docs/deployment.md); unset, a key derived from SECRET_KEY is used (check redline.W001).
+# Old keys stay listed (comma-separated) after a rotation so their seals still verify.
+REDLINE_SEAL_KEY = env_str("REDLINE_SEAL_KEY", "")
+REDLINE_SEAL_KEYS_OLD = env_list("REDLINE_SEAL_KEYS_OLD", [])
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Redline API",

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.core.exceptions import RequestDataTooBig
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, HttpResponseServerError, JsonResponse
 from django.shortcuts import render
 from django.template import loader
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
+from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
@@ -68,8 +70,21 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return HttpResponseServerError(loader.get_template("500.html").render())
 
 
+class BodyTooLarge(APIException):
+    """A request body over ``DATA_UPLOAD_MAX_MEMORY_SIZE``, as a JSON answer."""
+
+    status_code = 413
+    default_detail = "The request body is larger than this endpoint accepts."
+    default_code = "body_too_large"
+
+
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
-    """DRF's own handler, with refusals written to the security log."""
+    """DRF's own handler, with refusals written to the security log.
+
+    A body over Django's size limit is raised while DRF reads it for the parser, outside any
+    parser, and Django would answer it with its HTML 400 page: here it becomes a JSON 413."""
+    if isinstance(exc, RequestDataTooBig):
+        exc = BodyTooLarge()
     response = exception_handler(exc, context)
     request = context.get("request")
     if response is not None and request is not None:

@@ -1,4 +1,4 @@
-"""Evidence seals: a canonical JSON document of attached memory and its SHA-256.
+"""Evidence seals: a canonical JSON document of attached memory and its keyed HMAC-SHA256.
 
 What is sealed, per kind (PyRIT's values, never Redline's own annotations):
 
@@ -17,17 +17,26 @@ verdicts are left out for the same reason (``AttackResult.human_outcome``).
 
 :func:`seal_documents` builds the documents of many pieces of evidence in a fixed number of
 queries (one per kind of row), so a finding page verifies all its evidence at once.
+
+A seal is an HMAC-SHA256 under a key that lives outside the database (``REDLINE_SEAL_KEY``; when
+unset, one derived from ``SECRET_KEY``), stored with the key's id: whoever can write the
+database but does not hold the key cannot change memory and reseal it to look intact. Keys
+retired by a rotation stay verifiable while listed in ``REDLINE_SEAL_KEYS_OLD``. Seals made
+before keys existed are plain SHA-256 with no key id: :func:`seal_state` reports them as
+``legacy`` (unkeyed), never as intact, since anyone could have recomputed them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from django.conf import settings
 from django.db.models import Q
 
 from memory.models import (
@@ -56,8 +65,83 @@ def canonical(document: Any) -> str:
 
 
 def seal_of(document: Any) -> str:
-    """The SHA-256 of ``document``'s canonical JSON."""
+    """The plain (unkeyed) SHA-256 of ``document``'s canonical JSON: a fingerprint, not proof;
+    evidence is sealed with :func:`keyed_seal`."""
     return hashlib.sha256(canonical(document).encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class SealKey:
+    """A seal key and its id (the id is stored with each seal; the key never is)."""
+
+    key_id: str
+    secret: bytes = field(repr=False)
+
+
+def _key(secret: bytes) -> SealKey:
+    # The id names the key without revealing it: a hash of it, under a label of its own.
+    key_id = hashlib.sha256(b"redline seal key id\x00" + secret).hexdigest()[:16]
+    return SealKey(key_id, secret)
+
+
+def _derived(secret_key: str) -> bytes:
+    return hmac.new(secret_key.encode("utf-8"), b"redline.findings.seal", "sha256").digest()
+
+
+def seal_keys() -> tuple[SealKey, dict[str, SealKey]]:
+    """The key new seals are made with, and every key a seal can be verified with, by id.
+
+    The current key is ``REDLINE_SEAL_KEY``, else one derived from ``SECRET_KEY`` (the check
+    ``redline.W001`` warns of that). Verification also knows ``REDLINE_SEAL_KEYS_OLD`` and
+    the keys derived from ``SECRET_KEY_FALLBACKS``, so a rotated key's seals stay verifiable.
+    """
+    configured = settings.REDLINE_SEAL_KEY
+    current = _key(configured.encode("utf-8") if configured else _derived(settings.SECRET_KEY))
+    known = [current, _key(_derived(settings.SECRET_KEY))]
+    known += [_key(old.encode("utf-8")) for old in settings.REDLINE_SEAL_KEYS_OLD]
+    known += [_key(_derived(old)) for old in settings.SECRET_KEY_FALLBACKS]
+    return current, {key.key_id: key for key in reversed(known)}
+
+
+def _mac(document: Any, key: SealKey) -> str:
+    return hmac.new(key.secret, canonical(document).encode("utf-8"), "sha256").hexdigest()
+
+
+def keyed_seal(document: Any) -> tuple[str, str]:
+    """(key id, seal) of ``document`` under the current seal key."""
+    current, _ = seal_keys()
+    return current.key_id, _mac(document, current)
+
+
+#: What :func:`seal_state` answers, and what each means.
+SEAL_STATES = {
+    "intact": "the memory is as it was sealed, under a configured key",
+    "broken": "the memory changed since it was sealed",
+    "missing": "the memory was deleted",
+    "legacy": "an unkeyed SHA-256 seal (made before seals were keyed) that matches; anyone "
+    "who can write the database could have recomputed it, so it proves nothing",
+    "unknown_key": "sealed under a key that is not configured (REDLINE_SEAL_KEYS_OLD)",
+}
+
+
+def seal_under(document: Any, *, key_id: str) -> str | None:
+    """``document``'s seal as a seal of key ``key_id`` would be made (plain SHA-256 for a
+    legacy seal's empty id); None when that key is not configured."""
+    if not key_id:
+        return seal_of(document)
+    key = seal_keys()[1].get(key_id)
+    return _mac(document, key) if key is not None else None
+
+
+def seal_state(document: Any, *, seal: str, key_id: str) -> str:
+    """Whether ``document`` (the memory as it is now) matches a stored seal: ``intact``,
+    ``broken``, ``legacy`` or ``unknown_key`` (:data:`SEAL_STATES`)."""
+    current = seal_under(document, key_id=key_id)
+    if current is None:
+        return "unknown_key"
+    if not hmac.compare_digest(current, seal):
+        return "broken"
+    return "intact" if key_id else "legacy"
 
 
 def _score(score: Score) -> dict[str, Any]:

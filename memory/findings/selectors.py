@@ -11,7 +11,14 @@ from urllib.parse import parse_qsl, urlencode
 from django.db.models import Count, Q, QuerySet
 from django.http import QueryDict
 
-from memory.findings.seal import Target, changed_paths, seal_documents, seal_of
+from memory.findings.seal import (
+    SEAL_STATES,
+    Target,
+    changed_paths,
+    seal_documents,
+    seal_state,
+    seal_under,
+)
 from memory.models import AttackResult, Evidence, EvidenceKind, Finding, Operation, Retest
 from memory.storage.crosswalk import Crosswalk, crosswalk_current
 from memory.storage.filters import AttackResultFilter
@@ -95,7 +102,9 @@ class SealCheck:
     """Whether a piece of evidence still matches its seal."""
 
     evidence: Evidence
-    #: "intact", "broken" (the memory changed) or "missing" (it was deleted).
+    #: "intact", "broken" (the memory changed), "missing" (it was deleted), "legacy" (an
+    #: unkeyed seal that matches, which proves nothing) or "unknown_key" (sealed under a key
+    #: not configured); ``memory.findings.seal.SEAL_STATES``.
     state: str
     current_seal: str | None
     changed: tuple[str, ...] = ()
@@ -103,6 +112,22 @@ class SealCheck:
     @property
     def intact(self) -> bool:
         return self.state == "intact"
+
+    @property
+    def label(self) -> str:
+        """What the finding page says of the seal."""
+        return {
+            "intact": "Seal intact",
+            "broken": "Seal broken",
+            "missing": "Memory deleted",
+            "legacy": "Legacy seal (unkeyed)",
+            "unknown_key": "Seal key not configured",
+        }[self.state]
+
+    @property
+    def meaning(self) -> str:
+        """The state explained in a sentence."""
+        return SEAL_STATES[self.state]
 
 
 def seal_checks(evidence: Sequence[Evidence]) -> list[SealCheck]:
@@ -116,12 +141,13 @@ def seal_checks(evidence: Sequence[Evidence]) -> list[SealCheck]:
         if document is None:
             checks.append(SealCheck(item, "missing", None))
             continue
-        current = seal_of(document)
-        if current == item.seal:
-            checks.append(SealCheck(item, "intact", current))
-        else:
-            changed = tuple(changed_paths(item.sealed, document))
-            checks.append(SealCheck(item, "broken", current, changed))
+        state = seal_state(document, seal=item.seal, key_id=item.seal_key_id)
+        current = seal_under(document, key_id=item.seal_key_id)
+        if state == "unknown_key" and document != item.sealed:
+            # The key is gone but the stored copy shows the memory changed all the same.
+            state = "broken"
+        changed = tuple(changed_paths(item.sealed, document)) if state == "broken" else ()
+        checks.append(SealCheck(item, state, current, changed))
     return checks
 
 

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from memory.findings import events, lifecycle
 from memory.findings.reports import build_document
-from memory.findings.seal import Target, seal_documents, seal_of
+from memory.findings.seal import Target, keyed_seal, seal_documents
 from memory.findings.selectors import (
     as_params,
     attack_configuration,
@@ -254,6 +254,7 @@ def _seal_and_create(
     now = timezone.now()
     for item in items:
         document = documents[item.target]
+        key_id, seal = keyed_seal(document)
         evidence = Evidence(
             finding=finding,
             kind=item.spec.kind,
@@ -263,7 +264,8 @@ def _seal_and_create(
             piece=item.piece,
             score=item.score,
             note=item.spec.note.strip(),
-            seal=seal_of(document),
+            seal=seal,
+            seal_key_id=key_id,
             sealed=document,
             attached_by=actor,
             attached_at=now,
@@ -546,9 +548,10 @@ def evidence_reseal(*, evidence: Evidence, actor: AbstractBaseUser, reason: str)
     document = seal_documents([evidence_target(evidence)]).get(evidence_target(evidence))
     if document is None:
         raise InvalidMemory([Problem("evidence", "the memory it pointed at was deleted")])
-    evidence.sealed, evidence.seal = document, seal_of(document)
+    evidence.sealed = document
+    evidence.seal_key_id, evidence.seal = keyed_seal(document)
     _with_actor(evidence, actor, reason)
-    evidence.save(update_fields=["sealed", "seal"])
+    evidence.save(update_fields=["sealed", "seal", "seal_key_id"])
     return evidence
 
 

@@ -245,8 +245,10 @@ class FindingComment(models.Model):
 class Evidence(models.Model):
     """A piece of memory attached to a finding, sealed when attached.
 
-    ``seal`` is the SHA-256 of a canonical JSON document of what was attached (values,
-    scores, outcome; ``memory.findings.seal``) and ``sealed`` that document, so the finding
+    ``seal`` is the HMAC-SHA256, under the key named by ``seal_key_id`` (kept outside the
+    database), of a canonical JSON document of what was attached (values, scores, outcome;
+    ``memory.findings.seal``; an empty key id: a legacy plain SHA-256) and ``sealed`` that
+    document, so the finding
     page can say whether the memory still matches and what changed. The links are cleared if
     the memory is deleted (which needs force and a reason, ``memory_delete``); ``ref`` keeps
     the PyRIT id of what it was. An attack's evidence also links its main conversation, so
@@ -287,6 +289,12 @@ class Evidence(models.Model):
     )
     note = nul.TextField(blank=True, default="")
     seal = nul.CharField(max_length=64)
+    seal_key_id = nul.CharField(
+        max_length=16,
+        blank=True,
+        default="",
+        help_text="Id of the key the seal was made with; empty: a legacy unkeyed SHA-256.",
+    )
     sealed = nul.JSONField(default=dict)
     attached_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+"

@@ -43,6 +43,7 @@ from memory.storage.human_labels import (
     human_labels_csv,
     objective_labels,
 )
+from memory.storage.queues import attacks_with_visible_verdicts
 from redteam.core.choices import AttackOutcome, ConversationType
 from redteam.core.downloads import as_attachment, file_stamp, streaming_download
 from redteam.core.filters import ordering
@@ -575,7 +576,10 @@ def _attack_table(request: HttpRequest) -> HttpResponse:
     if not filterset.is_valid():
         return _plain_400("\n".join(filter_errors(filterset)))
     if fmt == HUMAN_LABELS:
-        return _human_labels(params, filterset.qs)
+        # Reviewers' verdicts, one per reviewer: none that a blind queue hides from this user.
+        return _human_labels(
+            params, attacks_with_visible_verdicts(user=request.user, attacks=filterset.qs)
+        )
     _, order = ordering(ATTACK_SORTS, params.get("sort", ""), ATTACK_DEFAULT_SORT)
     table = attack_table(
         queryset=filterset.qs.order_by(*order),

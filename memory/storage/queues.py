@@ -384,13 +384,66 @@ def reviewers_queryset() -> QuerySet:
 
 
 # --- blind queues -------------------------------------------------------------------------------
+#
+# The one rule of blind review, used by every surface that shows verdicts (the attack page,
+# the human-label download, the admin): an assignee of a blind queue who may record verdicts,
+# and is not a lead who resolves, sees no other reviewer's verdict on an attack the queue
+# holds until they have recorded one of their own on it.
+
+#: Who records verdicts (``memory.storage.services.VERDICT_PERMISSION``).
+_VERDICT_PERMISSION = "memory.add_humanverdict"
+#: Leads who resolve queues see every review (docs/review.md, "Blind queues").
+_RESOLVE_PERMISSION = "memory.add_queueresolution"
+
+
+def blind_applies(*, user: Any) -> bool:
+    """Whether blind queues can blind ``user`` at all: a signed-in user who records verdicts
+    and does not resolve queues (no query beyond the user's permissions)."""
+    return bool(
+        user.is_authenticated
+        and user.has_perm(_VERDICT_PERMISSION)
+        and not user.has_perm(_RESOLVE_PERMISSION)
+    )
 
 
 def blind_queues_of(*, user: Any) -> list[ReviewQueue]:
-    """The blind queues ``user`` is assigned to (one query)."""
-    if not user.is_authenticated:
+    """The blind queues ``user`` is assigned to and blinded by (one query; none when
+    :func:`blind_applies` says no)."""
+    if not blind_applies(user=user):
         return []
     return list(ReviewQueue.objects.filter(blind=True, assignees=user))
+
+
+def blind_hidden_attacks(*, user: Any) -> QuerySet | None:
+    """The attacks whose other reviewers' verdicts are hidden from ``user``, as a subquery of
+    primary keys (the attacks of the user's blind queues they have no verdict on yet); None
+    when nothing is hidden. One query (the queues) to build."""
+    queues = blind_queues_of(user=user)
+    if not queues:
+        return None
+    holding = Q()
+    for queue in queues:
+        holding |= Q(pk__in=queue_attacks(queue).order_by().values("pk"))
+    own = HumanVerdict.objects.filter(reviewer=user).values("attack_result_id")
+    return AttackResult.objects.filter(holding).exclude(pk__in=own).order_by().values("pk")
+
+
+def attacks_with_visible_verdicts(
+    *, user: Any, attacks: QuerySet[AttackResult]
+) -> QuerySet[AttackResult]:
+    """``attacks`` without those whose verdicts blind review hides from ``user``: for what
+    lists verdicts per attack (the human-label download)."""
+    hidden = blind_hidden_attacks(user=user)
+    return attacks if hidden is None else attacks.exclude(pk__in=hidden)
+
+
+def verdicts_visible_to(*, user: Any, verdicts: QuerySet[HumanVerdict]) -> QuerySet[HumanVerdict]:
+    """``verdicts`` without those blind review hides from ``user`` (other reviewers' verdicts
+    on the attacks of :func:`blind_hidden_attacks`; the user has none of their own there)."""
+    hidden = blind_hidden_attacks(user=user)
+    if hidden is None:
+        return verdicts
+    return verdicts.exclude(attack_result__in=hidden)
 
 
 def hidden_by_blind_queue(

@@ -72,7 +72,9 @@ class OperationSerializer(serializers.ModelSerializer):
 
 class EvidenceSerializer(serializers.ModelSerializer):
     seal_state = serializers.SerializerMethodField(
-        help_text="intact, broken (the memory changed since it was sealed) or missing (deleted)."
+        help_text="intact, broken (the memory changed since it was sealed), missing (deleted), "
+        "legacy (an unkeyed seal that matches but proves nothing) or unknown_key (sealed "
+        "under a key not configured)."
     )
     attached_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
 
@@ -88,6 +90,7 @@ class EvidenceSerializer(serializers.ModelSerializer):
             "score",
             "note",
             "seal",
+            "seal_key_id",
             "seal_state",
             "attached_by",
             "attached_at",

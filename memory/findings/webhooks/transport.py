@@ -71,12 +71,47 @@ def parse(url: str) -> Target:
     return Target(parts.scheme, parts.hostname, port or default, path)
 
 
+#: NAT64's well-known prefix (RFC 6052): the last 32 bits are the IPv4 address reached.
+NAT64 = ipaddress.IPv6Network("64:ff9b::/96")
+#: Local-use NAT64 (RFC 8215): where the IPv4 address sits depends on the operator's prefix
+#: length, so it cannot be judged, and it is never globally routable anyway.
+NAT64_LOCAL = ipaddress.IPv6Network("64:ff9b:1::/48")
+#: IPv4-compatible addresses (``::a.b.c.d``, deprecated but still parsed and routed by some
+#: stacks): the last 32 bits are an IPv4 address.
+IPV4_COMPATIBLE = ipaddress.IPv6Network("::/96")
+#: Teredo (RFC 4380): the client's IPv4 address is obfuscated in the last 32 bits and a relay
+#: chosen by the network carries the packet; no webhook receiver needs it, so it is refused.
+TEREDO = ipaddress.IPv6Network("2001::/32")
+
+
+def _embedded_ipv4(ip: ipaddress.IPv6Address) -> ipaddress.IPv4Address | None:
+    """The IPv4 address an IPv6 address carries and reaches (IPv4-mapped, IPv4-compatible,
+    NAT64, 6to4), or None when it carries none."""
+    if ip.ipv4_mapped is not None:
+        return ip.ipv4_mapped
+    if ip.sixtofour is not None:
+        return ip.sixtofour
+    if ip in NAT64 or ip in IPV4_COMPATIBLE:
+        return ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    return None
+
+
 def is_public(address: str) -> bool:
     """True for a globally routable unicast address (not loopback, private, link-local,
-    shared, reserved or multicast; an IPv4-mapped IPv6 address is judged as its IPv4)."""
+    shared, reserved or multicast).
+
+    An IPv6 address that carries an IPv4 address the network delivers to (IPv4-mapped
+    ``::ffff:a.b.c.d``, IPv4-compatible ``::a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4
+    ``2002::/16``) is judged as that IPv4 address: ``[64:ff9b::a9fe:a9fe]`` is the metadata
+    service ``169.254.169.254``. Python's own ``is_global`` calls most of these global.
+    Teredo and local-use NAT64 are refused whatever they carry."""
     ip = ipaddress.ip_address(address.split("%", 1)[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in TEREDO or ip in NAT64_LOCAL:
+            return False
+        embedded = _embedded_ipv4(ip)
+        if embedded is not None:
+            ip = embedded
     return ip.is_global and not ip.is_multicast
 
 
