@@ -8,7 +8,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0027_label_volume_rollups"),
+        ("memory", "0028_findings_truth"),
     ]
 
     operations = [
