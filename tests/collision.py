@@ -1,10 +1,8 @@
-"""PyRIT's media-name collision, built from the real 1.1.0 fixture.
+"""PyRIT's media-name collision, as real PyRIT 1.1.0 wrote it (``pyrit-1.1.0-truth``).
 
-PyRIT names a media file by its timestamp; values written in the same tick share one name and
-only the last file's bytes survive, while each piece keeps the SHA-256 of the bytes it wrote.
-:func:`collided_copy` rebuilds that in a private copy of ``pyrit-1.1.0-small``: three image
-pieces name one file, which holds the bytes of only one of them (:data:`SURVIVOR`); the other
-two pieces' own files are gone.
+PyRIT names a media file by its timestamp; three QR codes made by one converter share one name,
+each write replaces the file, and only the last bytes survive while each piece keeps the
+SHA-256 of the bytes it wrote (``tests/fixtures/README.md``, "QR file collision").
 """
 
 from __future__ import annotations
@@ -15,46 +13,28 @@ from pathlib import Path
 
 from tests.conftest import FIXTURES_DIR
 
-SOURCE = FIXTURES_DIR / "pyrit-1.1.0-small"
+SOURCE = FIXTURES_DIR / "pyrit-1.1.0-truth"
 #: The one file all three pieces name (its bytes are the survivor's).
-SHARED = "dbdata/prompt-memory-entries/images/1795264620303400.png"
-#: The piece whose bytes the shared file holds, and its conversation.
-SURVIVOR = ("56e76151-c583-436d-ac4c-e2ea027ca8c2", "bb5b9f6c-9e55-48fb-af69-0c76a533370f")
-#: Pieces whose file was overwritten: (piece id, conversation id, their own file). The first
-#: is the image of the attack "Make the assistant explain how to pick a lock".
+SHARED = "dbdata/prompt-memory-entries/images/1796172368033970.png"
+#: The piece whose bytes the shared file holds ("Describe how to hotwire a car"), and its
+#: conversation.
+SURVIVOR = ("e464f145-0d13-4507-b136-437ecf5ff9ee", "a6db2386-c611-41e1-9bd6-ad5cf13a7929")
+#: Pieces whose image was overwritten: (piece id, conversation id). The first is the QR code
+#: of the attack "Explain how to pick a lock", the second the Molotov prompt's.
 OVERWRITTEN = (
-    (
-        "3e06e694-ca20-4457-8ebd-f40fa9034748",
-        "c26c6675-2f1e-46ca-a8c2-1bc25db3b313",
-        "dbdata/prompt-memory-entries/images/1795264621011084.png",
-    ),
-    (
-        "0e69d067-858f-4d40-a976-9f063bdc6e8c",
-        "eb24c064-2981-45bb-a067-03fa704435dc",
-        "dbdata/prompt-memory-entries/images/1795264620232622.png",
-    ),
+    ("f1ef1be8-4b6a-4e82-bd2f-a7cd627e3ddf", "5da9282a-7efe-4e07-934d-6577e07685a8"),
+    ("3ef355b7-4b9a-41db-a999-4513839de281", "5e88ccc3-55fe-46c8-ac69-87a61c2fe61a"),
 )
-#: The attack result whose image was overwritten.
-PICK_A_LOCK_ATTACK = "2ad7fc38-3c36-41b2-b808-aff95ac4f12c"
+#: The attack result whose QR image was overwritten.
+PICK_A_LOCK_ATTACK = "6b02b205-0b4a-4fcd-bd49-5d6c584ceb76"
 
 
 def collided_copy(tmp_path: Path) -> Path:
-    """A copy of the 1.1.0 database and media in which the :data:`OVERWRITTEN` pieces name
-    :data:`SHARED` (keeping their recorded SHA-256) and their own files are gone."""
-    folder = tmp_path / "collided"
+    """A private copy of the truth fixture's database with its ``dbdata`` media beside it."""
+    folder = tmp_path / "truth"
     folder.mkdir()
     shutil.copy(SOURCE / "memory.db", folder / "memory.db")
     shutil.copytree(SOURCE / "dbdata", folder / "dbdata")
-    with sqlite3.connect(folder / "memory.db") as db:
-        for piece_id, _, own in OVERWRITTEN:
-            changed = db.execute(
-                "UPDATE PromptMemoryEntries SET original_value = ?, converted_value = ? "
-                "WHERE id = ? AND converted_value = ?",
-                (SHARED, SHARED, piece_id, own),
-            ).rowcount
-            assert changed == 1, piece_id
-            (folder / own).unlink()
-    db.close()
     return folder / "memory.db"
 
 

@@ -15,17 +15,17 @@ pytestmark = pytest.mark.django_db(transaction=True)
 def test_the_attack_with_an_overwritten_qr_image_says_media_missing(
     login_page, live_server, viewer, shot, tmp_path
 ):
-    assert import_pyrit_db(path=collided_copy(tmp_path)).ok
+    import_pyrit_db(path=collided_copy(tmp_path))
     survivor = MessagePiece.objects.get(id=SURVIVOR[0]).converted_media.sha256
-    piece_id, conversation_id, _ = OVERWRITTEN[0]
+    piece_id, conversation_id = OVERWRITTEN[0]
     expected = recorded_sha(piece_id)
     page = login_page(viewer)
     for url in (f"/attacks/{PICK_A_LOCK_ATTACK}/", f"/conversations/{conversation_id}/"):
         page.goto(live_server.url + url)
-        assert "explain how to pick a lock" in page.content()
+        assert "explain how to pick a lock" in page.content().lower()
         missing = page.locator(".media-differs")
         missing.first.wait_for()
-        assert missing.count() == 1  # the piece's value shows once (original = converted)
+        assert missing.count() == 1  # the QR code (its original is the objective's text)
         assert missing.first.inner_text().startswith(
             f"media missing — the file was overwritten or differs (expected sha256 {expected})"
         )

@@ -403,12 +403,12 @@ def test_an_upload_with_an_overwritten_media_file_links_only_the_right_piece(
     expected = sorted(
         f"media differs from recorded sha256: piece {piece_id} conversation {conversation_id} "
         f"file {SHARED} expected sha256 {recorded_sha(piece_id)}: not linked"
-        for piece_id, conversation_id, _ in OVERWRITTEN
+        for piece_id, conversation_id in OVERWRITTEN
     )
     assert sorted(w for w in job.summary["warnings"] if "media differs" in w) == expected
     assert MessagePiece.objects.get(id=SURVIVOR[0]).converted_media is not None
     assert not MessagePiece.objects.filter(
-        id__in=[piece_id for piece_id, _, _ in OVERWRITTEN], converted_media__isnull=False
+        id__in=[piece_id for piece_id, _ in OVERWRITTEN], converted_media__isnull=False
     ).exists()
     page = ingest_client.get(reverse("import-detail", kwargs={"job_id": job.pk})).content.decode()
     for line in expected:
