@@ -244,3 +244,22 @@ def test_a_piece_without_a_recorded_sha256_still_links_by_location(ingest_client
         message__conversation__conversation_id="conv-no-sha"
     ).original_media
     assert not MessagePiece.objects.filter(id__in=ids[:2], original_media__isnull=False).exists()
+
+
+def test_the_page_tells_an_overwritten_file_from_one_not_uploaded(ingest_client, admin_client):
+    _collided_pieces(ingest_client)
+    page = admin_client.get("/conversations/conv-qr-0/").content.decode()
+    assert "Image not uploaded" in page and "media missing" not in page
+    _upload(ingest_client, data=COLLIDED[2], path=LOCATION)
+    digest = hashlib.sha256(COLLIDED[0]).hexdigest()
+    page = admin_client.get("/conversations/conv-qr-0/").content.decode()
+    assert (
+        "media missing — the file was overwritten or differs "
+        f'(expected sha256 <span class="mono">{digest}</span>)'
+    ) in page
+    assert 'src="/api/v1/media/' not in page  # no image of the bytes that survived
+    survivor = hashlib.sha256(COLLIDED[2]).hexdigest()
+    assert (
+        f"/api/v1/media/{survivor}/"
+        in admin_client.get("/conversations/conv-qr-2/").content.decode()
+    )
