@@ -732,17 +732,16 @@ def seed_media_upload(
 def seeds_link_media(*, blob: MediaBlob, location: str = "") -> int:
     """Link every seed without media that names ``blob``'s bytes; returns how many.
 
-    A seed matches when its stored ``value_sha256`` is the blob's SHA-256, or its value names
-    the same file as ``location`` (contract §13). Pieces link the same way in
+    A seed matches when its stored ``value_sha256`` is the blob's SHA-256, or, having no stored
+    hash, its value names the same file as ``location`` (contract §13). Pieces link the same way in
     ``memory.models.media_links.media_link_pieces``.
     """
     seeds = Seed.objects.filter(media__isnull=True).exclude(media_key="")
     linked = seeds.filter(value_sha256=blob.sha256).update(media=blob)
     if location:
+        named = seeds.filter(media_key=media_key(location), value_sha256=None)
         ids = [
-            pk
-            for pk, value in seeds.filter(media_key=media_key(location)).values_list("id", "value")
-            if locations_match(value, location)
+            pk for pk, value in named.values_list("id", "value") if locations_match(value, location)
         ]
         if ids:
             linked += Seed.objects.filter(id__in=ids).update(media=blob)

@@ -5,7 +5,10 @@ PyRIT keeps media bytes beside its database (``dbdata/prompt-memory-entries/…`
 that ran PyRIT. Those strings are never opened: the media root is listed once, and a value is
 matched to a listed file by (a) the path after PyRIT's results-folder marker, else (b) the
 file name, else (c) the SHA-256 the value was stored with. A file matched by name whose bytes
-contradict a stored SHA-256 is not used.
+contradict a stored SHA-256 is not used for that value: PyRIT names media files by timestamp,
+so several values can name one file whose bytes only the last writer kept. Such a value stays
+without media, and :func:`match_media_values` warns once per piece (or seed) that names it
+(:data:`MEDIA_DIFFERS`, :func:`media_differs_message`).
 
 The listing lives in the importer's scratch SQLite database, so a folder of a million files
 costs disk, not memory. Only regular files inside the root are listed (symbolic links are
@@ -18,6 +21,7 @@ from __future__ import annotations
 import hashlib
 import os
 import sqlite3
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -65,11 +69,30 @@ def locations_match(a: str, b: str) -> bool:
     return media_key(a) == media_key(b)
 
 
-def payload_media_values(payload: dict[str, Any]) -> list[tuple[str, str | None]]:
-    """``(value, recorded SHA-256)`` of every media value of a payload as
-    :mod:`~pyrit_memory_reader.chunks` builds it: pieces' original and converted values (a
-    piece without a converted value shows its original), seeds' values."""
-    found: list[tuple[str, str | None]] = []
+#: A media value with where it came from: ``(value, recorded SHA-256, owner)``; ``owner`` names
+#: the piece and its conversation (``piece <id> conversation <id>``) or the seed (``seed <id>``).
+MediaValue = tuple[str, str | None, str]
+
+#: The warning kind of a value whose file has other bytes than PyRIT recorded (machine-stable).
+MEDIA_DIFFERS = "media differs from recorded sha256"
+
+
+def piece_owner(piece_id: object, conversation_id: object) -> str:
+    """How a warning names a piece: ``piece <id> conversation <id>``."""
+    return f"piece {piece_id} conversation {conversation_id}"
+
+
+def media_differs_message(*, owner: str, file: str, expected: list[str]) -> str:
+    """The text of one :data:`MEDIA_DIFFERS` warning (machine-stable: ``<owner> file <path>
+    expected sha256 <hex>[,<hex>]: not linked``)."""
+    return f"{owner} file {file} expected sha256 {','.join(expected)}: not linked"
+
+
+def payload_media_values(payload: dict[str, Any]) -> list[MediaValue]:
+    """Every media value of a payload as :mod:`~pyrit_memory_reader.chunks` builds it:
+    pieces' original and converted values (a piece without a converted value shows its
+    original), seeds' values."""
+    found: list[MediaValue] = []
     for piece in payload.get("message_pieces") or ():
         original_type = piece.get("original_value_data_type") or ""
         original = piece.get("original_value")
@@ -77,19 +100,20 @@ def payload_media_values(payload: dict[str, Any]) -> list[tuple[str, str | None]
         if converted is None:
             converted = original
         converted_type = piece.get("converted_value_data_type") or original_type
+        owner = piece_owner(piece.get("id"), piece.get("conversation_id"))
         for value, data_type, sha in (
             (original, original_type, piece.get("original_value_sha256")),
             (converted, converted_type, piece.get("converted_value_sha256")),
         ):
             if isinstance(value, str) and value and is_media_value(data_type, value):
-                found.append((value, sha if isinstance(sha, str) else None))
+                found.append((value, sha if isinstance(sha, str) else None, owner))
     seeds = list(payload.get("seeds") or ())
     for group in payload.get("seed_groups") or ():
         seeds.extend(group.get("seeds") or ())
     for seed in seeds:
         value, sha = seed.get("value"), seed.get("value_sha256")
         if isinstance(value, str) and value and is_media_value(seed.get("data_type") or "", value):
-            found.append((value, sha if isinstance(sha, str) else None))
+            found.append((value, sha if isinstance(sha, str) else None, f"seed {seed.get('id')}"))
     return found
 
 
@@ -216,12 +240,14 @@ class MediaFiles:
         return digest
 
     def find(self, location: str, sha256: str | None) -> tuple[MediaFile | None, str | None]:
-        """The listed file for a media value, and a warning when a candidate was refused.
+        """The listed file for a media value, and the file refused for it, if one was.
 
         Rules of contract §13 in order: path after the results-folder marker, file name, stored
-        SHA-256. With a stored SHA-256 a candidate must have those bytes.
+        SHA-256. With a stored SHA-256 a candidate must have those bytes; a candidate by path
+        or name that has other bytes is returned second (relative to the root) when no file
+        with the recorded bytes exists.
         """
-        warning = None
+        sha256 = sha256.lower() if sha256 else None
         suffix = media_suffix(location)
         candidates = self._rows("suffix", suffix) if suffix is not None else []
         if not candidates:
@@ -229,17 +255,13 @@ class MediaFiles:
         for candidate in candidates:
             if sha256 is None or self.sha_of(candidate) == sha256:
                 return self._use(candidate), None
-        if candidates:
-            warning = (
-                f"{self._relative(str(candidates[0].path))} has the name of {location!r} but "
-                "not the bytes PyRIT recorded (SHA-256 differs); not used"
-            )
         if sha256:
             self._hash_all()
             by_sha = self._rows("sha", sha256)
             if by_sha:
                 return self._use(by_sha[0]), None
-        return None, warning
+        refused = self._relative(str(candidates[0].path)) if candidates else None
+        return None, refused
 
     def _use(self, media: MediaFile) -> MediaFile:
         self.db.execute("UPDATE media_files SET used = 1 WHERE id = ?", (media.id,))
@@ -257,6 +279,40 @@ class MediaFiles:
             except OSError:
                 continue
             self.db.execute("UPDATE media_files SET sha = ? WHERE id = ?", (digest, media_id))
+
+
+def match_media_values(
+    files: MediaFiles,
+    values: Iterable[MediaValue],
+    *,
+    warn: Callable[[str, str], None],
+) -> tuple[dict[tuple[str, str | None], MediaFile | None], int, int]:
+    """The listed file of each distinct ``(value, recorded SHA-256)`` of ``values``, and how
+    many values matched and how many did not.
+
+    A value whose file by path or name has other bytes than PyRIT recorded gets no file, and
+    ``warn(MEDIA_DIFFERS, …)`` is called once per owner (a piece whose two sides name the file
+    is one warning), naming the owner, the file and the expected SHA-256.
+    """
+    found: dict[tuple[str, str | None], MediaFile | None] = {}
+    refused: dict[tuple[str, str | None], str | None] = {}
+    differs: dict[str, tuple[str, list[str]]] = {}
+    matched = missing = 0
+    for value, sha, owner in values:
+        key = (value, sha)
+        if key not in found:
+            found[key], refused[key] = files.find(value, sha)
+        if found[key] is not None:
+            matched += 1
+            continue
+        missing += 1
+        if refused[key] is not None and sha:
+            file, expected = differs.setdefault(owner, (refused[key], []))
+            if sha.lower() not in expected:
+                expected.append(sha.lower())
+    for owner, (file, expected) in differs.items():
+        warn(MEDIA_DIFFERS, media_differs_message(owner=owner, file=file, expected=expected))
+    return found, matched, missing
 
 
 def _file_sha256(path: Path) -> str:

@@ -32,7 +32,12 @@ from pathlib import Path
 from typing import Any
 
 from pyrit_memory_reader.chunks import Chunk, ChunkReader, Selection, WarningLog
-from pyrit_memory_reader.media import MediaFile, MediaFiles, payload_media_values
+from pyrit_memory_reader.media import (
+    MediaFile,
+    MediaFiles,
+    match_media_values,
+    payload_media_values,
+)
 from pyrit_memory_reader.rows import IdentifierCache
 from pyrit_memory_reader.source import open_source
 from redline_push.api import Api, Fatal
@@ -426,19 +431,15 @@ class Pusher:
 
     def _match_media(self, payload: dict[str, Any]) -> list[tuple[str, MediaFile, str]]:
         """Reader side: ``(value, file, SHA-256)`` of each media file the payload names, once."""
+        files, _, _ = match_media_values(
+            self.media, payload_media_values(payload), warn=self.report.warn
+        )
         found: list[tuple[str, MediaFile, str]] = []
-        seen: set[tuple[str, str | None]] = set()
-        for value, sha in payload_media_values(payload):
-            if (value, sha) in seen:
-                continue
-            seen.add((value, sha))
-            media, warning = self.media.find(value, sha)
-            if warning:
-                self.report.warn("media not matched", warning)
+        for (value, _), media in files.items():
             if media is None:
                 self.report.media_missing += 1
-                continue
-            found.append((value, media, self.media.sha_of(media)))
+            else:
+                found.append((value, media, self.media.sha_of(media)))
         return found
 
     def _send_media(self, matched: list[tuple[str, MediaFile, str]]) -> list[tuple[str, str]]:

@@ -56,7 +56,13 @@ def _inline(text: str) -> str:
 def _value_markdown(view: ValueView) -> str:
     if view.kind in ("text", "json", "error", "link"):
         return _fence(view.value)
-    return f"*{view.media_label}:* `{_inline(view.value)}`"
+    line = f"*{view.media_label}:* `{_inline(view.value)}`"
+    if view.kind == "missing" and view.differs:
+        line += (
+            " — media missing — the file was overwritten or differs "
+            f"(expected sha256 {view.expected_sha256})"
+        )
+    return line
 
 
 def _score_lines(piece: PieceView) -> list[str]:

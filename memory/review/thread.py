@@ -21,7 +21,7 @@ import json
 import re
 import uuid
 from collections import defaultdict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, tzinfo
@@ -48,6 +48,7 @@ from memory.models import (
     RelatedConversation,
     Score,
 )
+from memory.models.media_links import media_values_differing
 from memory.review.decoders import Decoded, decode_chain, looks_like_text
 from memory.review.rendering import Diff, has_markup, is_long, render_markdown, text_diff
 from memory.review.score_signals import ScoreReading, ScorerShape, ScoreSignal, read_score
@@ -167,7 +168,8 @@ class ValueView:
 
     ``kind``: ``text`` (Markdown), ``json``, ``error``, ``link`` (http(s) URL, never fetched),
     ``image`` / ``audio`` / ``video`` / ``file`` (stored bytes), ``missing`` (media not
-    uploaded).
+    uploaded; ``differs`` when the file under its name arrived with other bytes than the
+    ``expected_sha256`` PyRIT recorded: overwritten, contract §13).
     """
 
     data_type: str
@@ -178,6 +180,8 @@ class ValueView:
     long: bool = False
     url: str = ""
     content_type: str = ""
+    expected_sha256: str = ""
+    differs: bool = False
 
     @property
     def media_label(self) -> str:
@@ -193,15 +197,26 @@ def value_view(
     media_sha256: str | None,
     content_type: str | None,
     media_prefix: str,
+    *,
+    expected_sha256: str | None = None,
+    differs: bool = False,
 ) -> ValueView:
     """Decide how one stored value is displayed; text is rendered (sanitised) here.
 
     ``media_sha256`` / ``content_type`` describe the stored bytes of a media value (None
-    when they were never uploaded); ``media_prefix`` is the media URL up to the SHA-256.
+    when they were never uploaded); ``media_prefix`` is the media URL up to the SHA-256;
+    ``expected_sha256`` is the hash PyRIT recorded, ``differs`` that a file of that name
+    arrived with other bytes.
     """
     if is_media_value(data_type, value):
         if media_sha256 is None:
-            return ValueView(data_type=data_type, value=value, kind="missing")
+            return ValueView(
+                data_type=data_type,
+                value=value,
+                kind="missing",
+                expected_sha256=expected_sha256 or "",
+                differs=differs and bool(expected_sha256),
+            )
         content_type = content_type or ""
         kind = _MEDIA_KIND.get(data_type, "file")
         # Bytes are typed by sniffing at upload; show inline only what they really are.
@@ -593,6 +608,8 @@ class _Rows:
     pieces: list[PieceRow]
     chains: dict[uuid.UUID, list[int]]
     scores: dict[uuid.UUID, list[dict[str, Any]]]
+    # (value, recorded SHA-256) of media values whose file arrived with other bytes.
+    differing: set[tuple[str, str]] = field(default_factory=set)
 
     @property
     def identifier_pks(self) -> set[int]:
@@ -606,7 +623,8 @@ class _Rows:
 
 
 def _read_rows(conversation_pks: Sequence[int]) -> _Rows:
-    """Three queries for any number of pieces: pieces, converter links, scores.
+    """Three queries for any number of pieces: pieces, converter links, scores (a fourth
+    when media with a recorded hash is missing: whether its file arrived with other bytes).
 
     Identifiers are not joined here: a page names a handful of distinct ones, and joining
     them onto 1,000 pieces and 2,000 scores built (and JSON-decoded) thousands of copies.
@@ -636,7 +654,17 @@ def _read_rows(conversation_pks: Sequence[int]) -> _Rows:
         .values(*SCORE_FIELDS)
     ):
         scores[score["message_piece_id"]].append(score)
-    return _Rows(pieces=pieces, chains=chains, scores=scores)
+    waiting = [
+        (value, sha)
+        for p in pieces
+        for value, sha, blob in (
+            (p.original_value, p.original_value_sha256, p.original_media_sha256),
+            (p.converted_value, p.converted_value_sha256, p.converted_media_sha256),
+        )
+        if sha and blob is None
+    ]
+    differing = media_values_differing(waiting) if waiting else set()
+    return _Rows(pieces=pieces, chains=chains, scores=scores, differing=differing)
 
 
 @dataclass
@@ -694,6 +722,7 @@ def _build_threads(
             ],
             context=context,
             media_prefix=media_prefix,
+            differing=rows.differing,
         )
         view.score_url = score_url.replace(str(_ZERO), view.id)
         if piece.role == ChatMessageRole.USER and view.converters:
@@ -740,14 +769,18 @@ def piece_view(
     scores: list[ScoreView],
     context: ThreadContext,
     media_prefix: str,
+    differing: Collection[tuple[str, str]] = frozenset(),
 ) -> PieceView:
-    """Prepare one piece for display (see :class:`PieceView`)."""
+    """Prepare one piece for display (see :class:`PieceView`); ``differing``: the
+    ``(value, recorded SHA-256)`` pairs whose file arrived with other bytes."""
     converted = value_view(
         piece.converted_value_data_type,
         piece.converted_value,
         piece.converted_media_sha256,
         piece.converted_media_content_type,
         media_prefix,
+        expected_sha256=piece.converted_value_sha256,
+        differs=(piece.converted_value, piece.converted_value_sha256) in differing,
     )
     view = PieceView(
         piece=piece, id=str(piece.id), converted=converted, converters=converters, scores=scores
@@ -763,6 +796,8 @@ def piece_view(
             piece.original_media_sha256,
             piece.original_media_content_type,
             media_prefix,
+            expected_sha256=piece.original_value_sha256,
+            differs=(piece.original_value, piece.original_value_sha256) in differing,
         )
         view.cross_type = piece.original_value_data_type != piece.converted_value_data_type
         if not view.cross_type and converted.kind == "text" and view.original.kind == "text":

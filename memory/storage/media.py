@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import Q
 
 from memory.models import MediaBlob, MessagePiece
-from memory.models.media_links import media_link_pieces
+from memory.models.media_links import media_differing_pieces, media_link_pieces
 from seeds.models import Seed
 from seeds.services import seeds_link_media
 
@@ -29,6 +29,13 @@ def media_attach(*, blob: MediaBlob, location: str = "") -> dict[str, int]:
             "message_pieces": media_link_pieces(blob=blob, location=location),
             "seeds": seeds_link_media(blob=blob, location=location),
         }
+
+
+def media_differs(*, blob: MediaBlob, location: str, limit: int = 100) -> tuple[int, list[str]]:
+    """Pieces that name ``location`` but recorded other bytes than ``blob``'s, left without
+    media: how many, and the first ``limit`` as one warning each (piece, conversation, file,
+    expected SHA-256; :func:`pyrit_memory_reader.media.media_differs_message`)."""
+    return media_differing_pieces(blob=blob, location=location, limit=limit)
 
 
 @dataclass

@@ -248,7 +248,14 @@ def test_a_file_with_the_right_name_but_other_bytes_is_not_used(tmp_path):
     image.write_bytes(b"not the image PyRIT stored")
     summary = import_pyrit_db(path=db)
     assert summary.media_missing == 2 and summary.media_matched == 0
-    assert any("SHA-256 differs" in w for w in summary.warnings)
+    assert [w for w in summary.warnings if w.startswith("media differs")] == [
+        f"media differs from recorded sha256: piece {piece_id} conversation {conversation_id} "
+        f"file {image.relative_to(db.parent).as_posix()} expected sha256 {sha}: not linked"
+        for piece_id, conversation_id, sha in sqlite3.connect(db).execute(
+            "SELECT id, conversation_id, converted_value_sha256 FROM PromptMemoryEntries "
+            "WHERE converted_value_data_type = 'image_path'"
+        )
+    ]
     assert not MediaBlob.objects.exists()
 
 

@@ -162,3 +162,104 @@ def test_unknown_bytes_are_served_as_a_download(ingest_client, admin_client):
 
 def test_read_token_cannot_upload(read_client):
     assert _upload(read_client).status_code == 403
+
+
+# --- PyRIT's colliding media names (one file name, three pieces' bytes) ----------------------
+
+COLLIDED = [PNG_BYTES + bytes([n]) for n in range(3)]  # three QR images PyRIT wrote in one tick
+
+
+def _collided_pieces(ingest_client):
+    """Three pieces naming LOCATION, each with the SHA-256 of its own bytes; returns their ids."""
+    pieces = [
+        _image_piece(
+            conversation_id=f"conv-qr-{n}",
+            original_value_sha256=hashlib.sha256(data).hexdigest(),
+            converted_value_sha256=hashlib.sha256(data).hexdigest(),
+        )
+        for n, data in enumerate(COLLIDED)
+    ]
+    assert post_json(ingest_client, pieces).status_code in (200, 201)
+    return [piece["id"] for piece in pieces]
+
+
+def _differs(piece_id, n, location=LOCATION):
+    digest = hashlib.sha256(COLLIDED[n]).hexdigest()
+    return (
+        f"media differs from recorded sha256: piece {piece_id} conversation conv-qr-{n} "
+        f"file {location} expected sha256 {digest}: not linked"
+    )
+
+
+def test_the_surviving_file_links_only_the_piece_that_recorded_its_bytes(ingest_client):
+    ids = _collided_pieces(ingest_client)
+    response = _upload(ingest_client, data=COLLIDED[2], path=LOCATION)
+    body = response.json()
+    assert body["linked"]["message_pieces"] == 2  # the last piece, original and converted side
+    assert MessagePiece.objects.get(id=ids[2]).converted_media.sha256 == body["sha256"]
+    for piece_id in ids[:2]:
+        piece = MessagePiece.objects.get(id=piece_id)
+        assert piece.original_media is None and piece.converted_media is None
+    # one warning per overwritten piece (not per side), naming piece, conversation and file
+    assert body["warnings"] == sorted([_differs(ids[0], 0), _differs(ids[1], 1)])
+    assert body["warnings_count"] == 2
+
+
+def test_the_surviving_file_uploaded_first_links_only_its_piece_on_ingest(ingest_client):
+    _upload(ingest_client, data=COLLIDED[2], path=LOCATION)
+    ids = _collided_pieces(ingest_client)
+    assert MessagePiece.objects.get(id=ids[2]).original_media is not None
+    assert not MessagePiece.objects.filter(id__in=ids[:2], original_media__isnull=False).exists()
+    assert not MessagePiece.objects.filter(id__in=ids[:2], converted_media__isnull=False).exists()
+
+
+def test_linking_by_sha256_alone_refuses_other_bytes_and_warns(ingest_client):
+    ids = _collided_pieces(ingest_client)
+    digest = hashlib.sha256(COLLIDED[2]).hexdigest()
+    _upload(ingest_client, data=COLLIDED[2])
+    response = ingest_client.put(
+        "/api/v1/media/",
+        data=_multipart({"sha256": digest, "path": LOCATION}),
+        content_type="multipart/form-data; boundary=BoUnDaRy",
+    )
+    assert response.json()["warnings_count"] == 2
+    assert not MessagePiece.objects.filter(id__in=ids[:2], original_media__isnull=False).exists()
+
+
+def test_the_overwritten_bytes_sent_later_still_link(ingest_client):
+    ids = _collided_pieces(ingest_client)
+    _upload(ingest_client, data=COLLIDED[2], path=LOCATION)
+    body = _upload(ingest_client, data=COLLIDED[0], path=LOCATION).json()
+    assert body["linked"]["message_pieces"] == 2
+    assert MessagePiece.objects.get(id=ids[0]).converted_media.sha256 == body["sha256"]
+    assert body["warnings"] == [_differs(ids[1], 1)]
+
+
+def test_a_piece_without_a_recorded_sha256_still_links_by_location(ingest_client):
+    ids = _collided_pieces(ingest_client)
+    post_json(ingest_client, [_image_piece(conversation_id="conv-no-sha")])
+    body = _upload(ingest_client, data=COLLIDED[2], path=LOCATION).json()
+    assert body["linked"]["message_pieces"] == 4
+    assert MessagePiece.objects.get(
+        message__conversation__conversation_id="conv-no-sha"
+    ).original_media
+    assert not MessagePiece.objects.filter(id__in=ids[:2], original_media__isnull=False).exists()
+
+
+def test_the_page_tells_an_overwritten_file_from_one_not_uploaded(ingest_client, admin_client):
+    _collided_pieces(ingest_client)
+    page = admin_client.get("/conversations/conv-qr-0/").content.decode()
+    assert "Image not uploaded" in page and "media missing" not in page
+    _upload(ingest_client, data=COLLIDED[2], path=LOCATION)
+    digest = hashlib.sha256(COLLIDED[0]).hexdigest()
+    page = admin_client.get("/conversations/conv-qr-0/").content.decode()
+    assert (
+        "media missing — the file was overwritten or differs "
+        f'(expected sha256 <span class="mono">{digest}</span>)'
+    ) in page
+    assert 'src="/api/v1/media/' not in page  # no image of the bytes that survived
+    survivor = hashlib.sha256(COLLIDED[2]).hexdigest()
+    assert (
+        f"/api/v1/media/{survivor}/"
+        in admin_client.get("/conversations/conv-qr-2/").content.decode()
+    )

@@ -382,3 +382,34 @@ def test_a_newer_pyrit_upload_succeeds_and_its_page_shows_the_warnings(
     assert "ScoreEntries has columns this Redline does not know (judge_latency_ms)" in page
     assert "kept verbatim (PyritRecord): CampaignEntries" in page
     assert "<b>spring</b>" not in page
+
+
+def test_an_upload_with_an_overwritten_media_file_links_only_the_right_piece(
+    ingester, ingest_client, workdirs, tmp_path
+):
+    """PyRIT's colliding media names through the browser upload: the job log names each
+    piece left without media once, and only the piece whose bytes survived links."""
+    from django.urls import reverse
+
+    from memory.models import MessagePiece
+    from tests.collision import OVERWRITTEN, SHARED, SURVIVOR, collided_copy, recorded_sha
+
+    job = _job(ingester, "dbdata.zip", dbdata_zip(collided_copy(tmp_path).parent), "zip")
+
+    import_job_run(job_id=job.pk)
+
+    job.refresh_from_db()
+    assert job.status == ImportStatus.SUCCEEDED, job.error
+    expected = sorted(
+        f"media differs from recorded sha256: piece {piece_id} conversation {conversation_id} "
+        f"file {SHARED} expected sha256 {recorded_sha(piece_id)}: not linked"
+        for piece_id, conversation_id in OVERWRITTEN
+    )
+    assert sorted(w for w in job.summary["warnings"] if "media differs" in w) == expected
+    assert MessagePiece.objects.get(id=SURVIVOR[0]).converted_media is not None
+    assert not MessagePiece.objects.filter(
+        id__in=[piece_id for piece_id, _ in OVERWRITTEN], converted_media__isnull=False
+    ).exists()
+    page = ingest_client.get(reverse("import-detail", kwargs={"job_id": job.pk})).content.decode()
+    for line in expected:
+        assert line in page

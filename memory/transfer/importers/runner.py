@@ -54,7 +54,13 @@ from memory.transfer.importers.errors import ImportFailed
 from memory.transfer.ingest.normalize import normalize_batch
 from memory.transfer.ingest.readers import parse_identifier
 from pyrit_memory_reader.chunks import DEFAULT_CHUNK_ROWS, ChunkReader, WarningLog
-from pyrit_memory_reader.media import MediaFile, MediaFiles
+from pyrit_memory_reader.media import (
+    MediaFile,
+    MediaFiles,
+    MediaValue,
+    match_media_values,
+    piece_owner,
+)
 from pyrit_memory_reader.rows import IdentifierCache
 from pyrit_memory_reader.source import TABLES, Schema, open_source
 from redteam.core.choices import is_media_value
@@ -558,22 +564,17 @@ class Importer:
 
     # --- media ------------------------------------------------------------------------------
 
-    def _match_media(self, values: list[tuple[str, str | None]]) -> list[tuple[str, MediaFile]]:
+    def _match_media(self, values: list[MediaValue]) -> list[tuple[str, MediaFile]]:
         """The listed file of each media value of a batch (``media_values``; contract §13),
-        counting matched and missing values; returns the distinct (value, file) pairs found.
-        With the reader in a process of its own this runs in the writing one, which holds the
-        media listing."""
-        found: dict[tuple[str, str | None], MediaFile | None] = {}
-        for value, sha in values:
-            if (value, sha) not in found:
-                media, warning = self.media.find(value, sha)
-                if warning:
-                    self.tally.warnings.add("media not matched", warning)
-                found[(value, sha)] = media
-            if found[(value, sha)] is None:
-                self.tally.media_missing += 1
-            else:
-                self.tally.media_matched += 1
+        counting matched and missing values and warning once per piece whose file has other
+        bytes than PyRIT recorded; returns the distinct (value, file) pairs found. With the
+        reader in a process of its own this runs in the writing one, which holds the media
+        listing."""
+        found, matched, missing = match_media_values(
+            self.media, values, warn=self.tally.warnings.add
+        )
+        self.tally.media_matched += matched
+        self.tally.media_missing += missing
         return [(value, media) for (value, _), media in found.items() if media is not None]
 
     def _store_media(self, matched: list[tuple[str, MediaFile]]) -> None:
@@ -643,11 +644,12 @@ class Importer:
         )
 
 
-def media_values(batch: NormalizedBatch) -> list[tuple[str, str | None]]:
-    """(value, given SHA-256) of each media value of the batch's pieces and seeds."""
-    values: list[tuple[str, str | None]] = []
+def media_values(batch: NormalizedBatch) -> list[MediaValue]:
+    """(value, given SHA-256, owner) of each media value of the batch's pieces and seeds."""
+    values: list[MediaValue] = []
     for piece in batch.pieces:
         spec = piece.spec
+        owner = piece_owner(spec.id, piece.conversation_id)
         converted = spec.original_value if spec.converted_value is None else spec.converted_value
         converted_type = spec.converted_value_data_type or spec.original_value_data_type
         for value, data_type, sha in (
@@ -655,10 +657,10 @@ def media_values(batch: NormalizedBatch) -> list[tuple[str, str | None]]:
             (converted, converted_type, spec.converted_value_sha256),
         ):
             if is_media_value(data_type, value):
-                values.append((value, sha))
+                values.append((value, sha, owner))
     for seed in batch.seeds:
         if is_media_value(seed.data_type, seed.value):
-            values.append((seed.value, seed.value_sha256))
+            values.append((seed.value, seed.value_sha256, f"seed {seed.id}"))
     return values
 
 

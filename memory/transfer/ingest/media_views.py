@@ -23,7 +23,8 @@ from rest_framework.views import APIView
 
 from memory.models import MediaBlob
 from memory.models.media import media_store
-from memory.storage.media import media_attach
+from memory.storage.media import media_attach, media_differs
+from pyrit_memory_reader.media import MEDIA_DIFFERS
 from redteam.permissions import RequiredPermissions, TokenScope
 
 # Served inline (the browser shows them); everything else is a download.
@@ -69,6 +70,16 @@ def _blob_body(request: Request, blob: MediaBlob) -> dict:
     }
 
 
+def _warnings(blob: MediaBlob, location: str) -> dict:
+    """The pieces naming ``location`` left unlinked because they recorded other bytes: one
+    ``"media differs from recorded sha256: …"`` line each (the first 100), and how many."""
+    count, messages = media_differs(blob=blob, location=location)
+    return {
+        "warnings": [f"{MEDIA_DIFFERS}: {message}" for message in messages],
+        "warnings_count": count,
+    }
+
+
 class MediaUploadView(APIView):
     """Store one media file content-addressed and link the pieces and seeds naming it."""
 
@@ -89,6 +100,8 @@ class MediaUploadView(APIView):
                     "url": serializers.URLField(),
                     "created": serializers.BooleanField(),
                     "linked": serializers.DictField(child=serializers.IntegerField()),
+                    "warnings": serializers.ListField(child=serializers.CharField()),
+                    "warnings_count": serializers.IntegerField(),
                 },
             ),
             400: OpenApiTypes.OBJECT,
@@ -126,7 +139,12 @@ class MediaUploadView(APIView):
         location = form.validated_data.get("path") or ""
         blob = media_store(data=data, original_name=location or upload.name or "")
         linked = media_attach(blob=blob, location=location)
-        body = {**_blob_body(request, blob), "created": not existed, "linked": linked}
+        body = {
+            **_blob_body(request, blob),
+            "created": not existed,
+            "linked": linked,
+            **_warnings(blob, location),
+        }
         return Response(body, status=status.HTTP_200_OK if existed else status.HTTP_201_CREATED)
 
     post = put
@@ -140,8 +158,16 @@ class MediaUploadView(APIView):
                 {"detail": "No file with this SHA-256 is stored; send the file."},
                 status=status.HTTP_404_NOT_FOUND,
             )
-        linked = media_attach(blob=blob, location=data.get("path") or "")
-        return Response({**_blob_body(request, blob), "created": False, "linked": linked})
+        location = data.get("path") or ""
+        linked = media_attach(blob=blob, location=location)
+        return Response(
+            {
+                **_blob_body(request, blob),
+                "created": False,
+                "linked": linked,
+                **_warnings(blob, location),
+            }
+        )
 
 
 class MediaDetailView(generics.RetrieveAPIView):
