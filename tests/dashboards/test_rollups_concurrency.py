@@ -363,3 +363,23 @@ def test_import_and_identifier_rename(transactional_db, tmp_path, locked, revers
         seen = race(first, second)
         assert seen.second_waited_on is None
         assert any(p.startswith("memory_rollup_harmlist") for p in rollups_check())
+
+
+def test_migration_0028_gives_old_functions_the_lock(memory):
+    """Functions made before the lock are reported by the check, and the migration's step
+    re-creates them with it, leaving the counts as they were."""
+    from django.apps import apps
+
+    class Editor:
+        pass
+
+    editor = Editor()
+    editor.connection = connection
+    with triggers_without_lock():
+        unlocked = [p for p in rollups_check() if "writers' lock" in p]
+        assert len(unlocked) == len(
+            [s for s in rollup_sql.create_sql("postgresql") if s.startswith("CREATE OR REPLACE")]
+        )
+        assert all(p.startswith("trigger function redline_rollup_") for p in unlocked)
+        rollup_sql.functions_replace(apps, editor)
+        assert rollups_check() == []
