@@ -13,6 +13,10 @@ is done, so it sees the statement's other rows too. Only the harm-category link 
 its own table (is this the attack's first link, or its last?); on PostgreSQL it is a
 statement trigger over the statement's transition tables.
 
+"Reading the other tables as they are" holds across concurrent transactions because every
+trigger function on PostgreSQL first takes the writers' lock (:data:`WRITERS_LOCK`): see
+:func:`_pg_function`.
+
 :func:`rebuild` recomputes every rollup from the raw tables, :func:`check` compares them
 (``manage.py dashboard_rollups --rebuild`` / ``--check``).
 """
@@ -32,6 +36,17 @@ HARM_CATEGORY = "memory_harmcategory"
 PIECE = "memory_messagepiece"
 CONVERTER_LINK = "memory_conversation_converter_index"
 RELATED = "memory_relatedconversation"
+
+
+#: The writers' lock: one PostgreSQL advisory lock (``pg_advisory_xact_lock``) that every
+#: transaction writing a counted table holds from its first such write to its commit. Every
+#: trigger function takes it (:func:`_pg_function`), so no writer can go without it; the
+#: ingestion service, the importer and the other writers of Redline take it first thing too
+#: (``memory.storage.write.serialise_writers``), before they lock any row.
+WRITERS_LOCK = 0x5265646C696E65  # "Redline"
+
+#: The statement that opens every trigger function on PostgreSQL (check() looks for it).
+LOCK_STATEMENT = f"PERFORM pg_advisory_xact_lock({WRITERS_LOCK})"
 
 
 @dataclass(frozen=True)
@@ -1484,9 +1499,24 @@ def _converter_create_sql(vendor: str) -> list[str]:
 
 
 def _pg_function(name: str, body: str) -> str:
+    """A trigger function that takes the writers' lock, then runs ``body``.
+
+    A trigger counts its row's change against the other tables of the join as its own
+    transaction sees them. Two transactions that each wrote one half of a pair (one links an
+    attack to a label, the other scores its conversation) would otherwise each see only their
+    own half, and the pair would be counted by neither. With the lock, the second writer's
+    trigger waits here until the first has committed; the queries after it then see the
+    first writer's rows, because at READ COMMITTED (Django's, and so every Redline writer's,
+    isolation level) each statement of a PL/pgSQL function reads a fresh snapshot. Taken in
+    the trigger, it covers every writer, raw SQL included; taken again in a transaction that
+    holds it already (every ingestion batch), it costs a lookup in the backend's own lock
+    table. SQLite needs no lock: one connection writes at a time and holds the database's
+    write lock until it commits (the project's IMMEDIATE transactions from BEGIN), so its
+    triggers always read every committed write.
+    """
     return (
         f"CREATE OR REPLACE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$\n"
-        f"BEGIN\n{body}\nRETURN NULL;\nEND\n$$"
+        f"BEGIN\n  {LOCK_STATEMENT};\n{body}\nRETURN NULL;\nEND\n$$"
     )
 
 
@@ -1949,6 +1979,18 @@ def check(connection: Any) -> list[str]:
         for name in TRIGGERS[vendor]:
             if name not in present:
                 problems.append(f"trigger {name} is missing")
+        if vendor == "postgresql":
+            # Functions made before the lock (a backup's) keep counting, but can drift.
+            cursor.execute(
+                "SELECT DISTINCT p.proname FROM pg_trigger t JOIN pg_proc p ON p.oid = t.tgfoid "
+                "WHERE NOT t.tgisinternal AND t.tgname LIKE 'redline_rollup%%' "
+                "AND strpos(p.prosrc, %s) = 0 ORDER BY 1",
+                [LOCK_STATEMENT],
+            )
+            problems += [
+                f"trigger function {name} does not take the writers' lock"
+                for (name,) in cursor.fetchall()
+            ]
         for rollup, select in raw_groupings(vendor).items():
             width = len(rollup.keys)
             raw = _rows(cursor, select, width)  # extra columns sit between key and n
@@ -1979,6 +2021,19 @@ def triggers_create_and_recount(apps: Any, schema_editor: Any) -> None:
         for statement in create_sql(connection.vendor, rollups):
             cursor.execute(statement)
     rebuild(connection, rollups)
+
+
+def functions_replace(apps: Any, schema_editor: Any) -> None:
+    """Migration step: on PostgreSQL, re-create the trigger functions of the rollups the state
+    ``apps`` has as this module writes them (the triggers and the counts stay: nothing to
+    recount). SQLite's triggers hold their statements themselves."""
+    connection = schema_editor.connection
+    if connection.vendor != "postgresql":
+        return
+    with connection.cursor() as cursor:
+        for statement in create_sql(connection.vendor, rollups_at(apps)):
+            if statement.startswith("CREATE OR REPLACE FUNCTION"):
+                cursor.execute(statement)
 
 
 def triggers_add(*rollups: Rollup) -> tuple[Any, Any]:

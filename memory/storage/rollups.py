@@ -11,6 +11,7 @@ from __future__ import annotations
 from django.db import connections, transaction
 
 from memory.models import rollup_sql
+from memory.storage.write import serialise_writers
 
 
 def rollups_rebuild(*, using: str = "default") -> dict[str, int]:
@@ -22,6 +23,9 @@ def rollups_rebuild(*, using: str = "default") -> dict[str, int]:
     """
     connection = connections[using]
     with transaction.atomic(using=using):
+        # First the writers' lock, as every writer takes it: a writer that holds it and waits
+        # for a table this locks would otherwise deadlock with it.
+        serialise_writers(using=using)
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 tables = ", ".join(

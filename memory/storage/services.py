@@ -33,6 +33,7 @@ from memory.models import (
 from memory.storage.batch import NormalizedBatch, NormalizedMessage, NormalizedPiece
 from memory.storage.queues import attack_in_queue, queue_filter_params, queue_filter_problems
 from memory.storage.specs import AttackResultSpec, PieceSpec, ScenarioResultSpec, ScoreSpec
+from memory.storage.write import serialise_writers
 from redteam.core import identifiers as ids
 from redteam.core.choices import (
     ChatMessageRole,
@@ -301,6 +302,7 @@ def human_verdict_record(
     if problems:
         raise InvalidMemory(problems)
     with transaction.atomic():
+        serialise_writers()  # before the row lock: the update's rollup triggers take it too
         locked = AttackResult.objects.select_for_update().get(pk=attack_result.pk)
         verdict = HumanVerdict.objects.create(
             attack_result=locked,
@@ -687,6 +689,7 @@ def memory_delete(
     started = timezone.now()
     models = _HISTORY_MODELS
     with transaction.atomic():
+        serialise_writers()  # before the delete locks rows: its rollup triggers take it too
         deleted, per_model = queryset.delete()
         for model in models:
             model.history.filter(history_type="-", history_date__gte=started).update(

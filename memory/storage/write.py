@@ -46,6 +46,7 @@ from memory.models import (
     ScenarioResult,
     ScorableContent,
     Score,
+    rollup_sql,
 )
 from memory.models.media import media_key, media_store
 from memory.models.media_links import MediaIndex
@@ -200,21 +201,23 @@ def ingest_batch(
     )
 
 
-# One ingestion writes at a time. SQLite's IMMEDIATE transactions already take the database's
-# write lock at BEGIN; on PostgreSQL a transaction-scoped advisory lock does the same, so the
-# checks read what earlier writers committed (e.g. the pieces already in a message, whose
-# positions a new piece continues) and merged fields are never overwritten by a concurrent
-# writer. Readers are not blocked.
-_INGEST_LOCK_KEY = 0x5265646C696E65  # "Redline"
+# One writer at a time. SQLite's IMMEDIATE transactions already take the database's write lock
+# at BEGIN; on PostgreSQL the writers' lock (rollup_sql.WRITERS_LOCK, a transaction-scoped
+# advisory lock) does the same, so the checks read what earlier writers committed (e.g. the
+# pieces already in a message, whose positions a new piece continues), merged fields are never
+# overwritten by a concurrent writer, and the dashboards' rollups count what other writers
+# committed. The rollup triggers take the same lock, so a writer that forgets this still waits
+# at its first counted write; taking it first thing, before any row is locked, keeps two
+# writers from each holding what the other waits for (a deadlock). Readers are not blocked.
 
 
-def serialise_writers() -> None:
-    """Take the ingestion write lock for the current transaction (see above); every writer of
-    memory rows calls it first thing inside its ``atomic`` block."""
-    connection = transaction.get_connection()
+def serialise_writers(*, using: str | None = None) -> None:
+    """Take the writers' lock for the current transaction (see above); every writer of memory
+    rows calls it first thing inside its ``atomic`` block."""
+    connection = transaction.get_connection(using)
     if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [_INGEST_LOCK_KEY])
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [rollup_sql.WRITERS_LOCK])
 
 
 # --- reporting --------------------------------------------------------------------------------
