@@ -365,7 +365,7 @@ def test_import_and_identifier_rename(transactional_db, tmp_path, locked, revers
         assert any(p.startswith("memory_rollup_harmlist") for p in rollups_check())
 
 
-def test_migration_0028_gives_old_functions_the_lock(memory):
+def test_migration_0030_gives_old_functions_the_lock(memory):
     """Functions made before the lock are reported by the check, and the migration's step
     re-creates them with it, leaving the counts as they were."""
     from django.apps import apps

@@ -11,7 +11,7 @@ from memory.models import rollup_sql
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('memory', '0027_label_volume_rollups'),
+        ('memory', '0029_keyed_seals'),
     ]
 
     operations = [
