@@ -48,7 +48,7 @@ from memory.models import (
     RelatedConversation,
     Score,
 )
-from memory.review.decoders import Decoded, decode_chain, looks_like_text
+from memory.review.decoders import Decoded, own_decoding, trial_decodings
 from memory.review.rendering import Diff, has_markup, is_long, render_markdown, text_diff
 from memory.review.score_signals import ScoreReading, ScorerShape, ScoreSignal, read_score
 from redteam.core.choices import (
@@ -515,8 +515,10 @@ class PieceView:
     own_labels: dict[str, Any] = field(default_factory=dict)
     blur: bool = False
     score_url: str = ""
-    #: A response in the encoding of the prompt before it, decoded (see ``decoders``).
+    #: The converted value with the piece's own converter chain undone (see ``decoders``).
     decoded: Decoded | None = None
+    #: Decodings offered on demand for a text no converter touched (see ``decoders``).
+    trials: list[Decoded] = field(default_factory=list)
 
     @property
     def error_text(self) -> str:
@@ -696,14 +698,12 @@ def _build_threads(
             media_prefix=media_prefix,
         )
         view.score_url = score_url.replace(str(_ZERO), view.id)
+        if view.converted.kind == "text":
+            _offer_decodings(view, request_chains.get(piece.conversation_pk))
         if piece.role == ChatMessageRole.USER and view.converters:
             request_chains[piece.conversation_pk] = [
                 (c.class_name, c.params) for c in view.converters
             ]
-        elif piece.role in _ANSWER_ROLES and view.converted.kind == "text":
-            view.decoded = _decoded_answer(
-                piece.converted_value, request_chains.get(piece.conversation_pk)
-            )
         if current is None or current.pk != piece.message_id:
             current = MessageView(
                 pk=piece.message_id,
@@ -724,12 +724,17 @@ def _build_threads(
 _ANSWER_ROLES = {ChatMessageRole.ASSISTANT, ChatMessageRole.SIMULATED_ASSISTANT}
 
 
-def _decoded_answer(text: str, chain: list[tuple[str, dict[str, Any]]] | None) -> Decoded | None:
-    """``text`` decoded with the prompt's reversible converters, when that gives readable text."""
-    if not chain:
-        return None
-    decoded = decode_chain(text, chain)
-    return decoded if decoded is not None and looks_like_text(decoded.text) else None
+def _offer_decodings(view: PieceView, request_chain: list[tuple[str, dict[str, Any]]] | None):
+    """Decodings of a text piece, as PyRIT's memory supports them (issue 34): its own
+    converter chain undone, or, when no converter touched it, the common encodings tried on
+    demand, the prompt's chain first for an answer. An answer's text is never decoded with
+    the prompt's converters as if they were its own: PyRIT records the answer unconverted."""
+    text = view.piece.converted_value
+    if view.converters:
+        view.decoded = own_decoding(text, [(c.class_name, c.params) for c in view.converters])
+        return
+    hint = request_chain if view.piece.role in _ANSWER_ROLES and request_chain else ()
+    view.trials = trial_decodings(text, hint=hint)
 
 
 def piece_view(
