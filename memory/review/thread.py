@@ -57,6 +57,7 @@ from redteam.core.choices import (
     PromptDataType,
     PromptResponseError,
     ScoreType,
+    choice_label,
     is_media_value,
 )
 
@@ -181,10 +182,8 @@ class ValueView:
 
     @property
     def media_label(self) -> str:
-        """``Image`` / ``Audio`` / … for placeholders."""
-        if self.data_type in PromptDataType.values:
-            return PromptDataType(self.data_type).label
-        return self.data_type
+        """``Image`` / ``Audio`` / ``Text`` / …: the data type for people."""
+        return choice_label(PromptDataType, self.data_type)
 
 
 def value_view(
@@ -519,6 +518,14 @@ class PieceView:
     decoded: Decoded | None = None
     #: Decodings offered on demand for a text no converter touched (see ``decoders``).
     trials: list[Decoded] = field(default_factory=list)
+
+    @property
+    def type_text(self) -> str:
+        """The data type for people, ``Text → Image`` when the converters changed it."""
+        original = choice_label(PromptDataType, self.piece.original_value_data_type)
+        if not self.cross_type:
+            return original
+        return f"{original} → {choice_label(PromptDataType, self.piece.converted_value_data_type)}"
 
     @property
     def error_text(self) -> str:

@@ -126,3 +126,20 @@ class ScorableType(models.TextChoices):
     MESSAGE = "message", "Message"
     CONTENT = "content", "Content"
     CONTENT_ENTRY = "content_entry", "Stored content"
+
+
+def choice_label(choices: type[models.Choices] | str, value: object) -> str:
+    """``value`` as people read it: its label in ``choices`` (a Choices class, or the name of
+    one in this module), so a stored enum value (``success``, ``image_path``) never reaches a
+    page. A value the choices do not list (a newer PyRIT's) reads as its words
+    (``function_call_output`` → "Function call output"); None and "" read as "".
+    """
+    if value is None or value == "":
+        return ""
+    if isinstance(choices, str):
+        choices = globals()[choices]
+    text = str(value)
+    try:
+        return str(choices(text).label)
+    except ValueError:
+        return text.replace("_", " ").strip().capitalize()
