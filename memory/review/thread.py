@@ -59,6 +59,7 @@ from redteam.core.choices import (
     ScoreType,
     choice_label,
     is_media_value,
+    readable_value,
 )
 
 #: Structured types shown as pretty-printed JSON when they parse.
@@ -809,7 +810,7 @@ def _jinja() -> Environment:
     autoescaping escapes. The sandbox's per-attribute checks tripled the render time of a
     1,000-piece thread (measured: 235 ms against 85 ms CPU).
     """
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader(settings.BASE_DIR / "templates"),
         autoescape=True,
         undefined=StrictUndefined,
@@ -817,6 +818,8 @@ def _jinja() -> Environment:
         lstrip_blocks=True,
         auto_reload=settings.DEBUG,
     )
+    env.filters["readable"] = readable_value
+    return env
 
 
 def render_thread(thread: ThreadView, *, can_score: bool, attack_list_url: str) -> SafeString:

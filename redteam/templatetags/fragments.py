@@ -28,3 +28,10 @@ def choice_label(value: object, choices: str) -> str:
     people, from the Choices class of that name in :mod:`redteam.core.choices`
     (see :func:`redteam.core.choices.choice_label`)."""
     return choices_module.choice_label(choices, value)
+
+
+@register.filter
+def readable(value: object) -> str:
+    """``{{ value|readable }}``: a stored JSON value without Python's repr
+    (see :func:`redteam.core.choices.readable_value`)."""
+    return choices_module.readable_value(value)

@@ -123,3 +123,36 @@ def test_the_attack_list_shows_outcome_labels(viewer_client):
     html = viewer_client.get("/attacks/").content.decode()
 
     assert '<span class="badge badge-failure">Failure</span>' in html
+
+
+def test_a_list_label_reads_as_its_items_not_a_python_repr(viewer_client):
+    conversation = make_conversation()
+    make_piece(
+        make_message(conversation, 0, "user"),
+        "hello",
+        labels={"framework": ["owasp-llm:LLM01", "atlas:AML.T0054"]},
+    )
+    attack = make_attack(
+        conversation, labels={"framework": ["owasp-llm:LLM01"], "meta": {"team": "red"}}
+    )
+
+    pages = [
+        viewer_client.get(f"/attacks/{attack.pk}/").content.decode(),
+        viewer_client.get("/attacks/").content.decode(),
+        viewer_client.get(f"/attacks/{attack.pk}/export.html").content.decode(),
+    ]
+
+    for html in pages:
+        assert "[&#x27;" not in html and "[&#39;" not in html and "['" not in html
+        assert "</span> owasp-llm:LLM01</a>" in html or "framework: owasp-llm:LLM01<" in html
+    assert "owasp-llm:LLM01, atlas:AML.T0054" in pages[0]  # the piece's own label
+    assert "{&quot;team&quot;: &quot;red&quot;}" in pages[0]
+
+
+def test_readable_value():
+    from redteam.core.choices import readable_value
+
+    assert readable_value("plain") == "plain"
+    assert readable_value(["a", "b", 3]) == "a, b, 3"
+    assert readable_value({"k": [1]}) == '{"k": [1]}'
+    assert readable_value(None) == "null"
