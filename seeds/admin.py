@@ -9,18 +9,22 @@ memory admin's bounded paginator and show value previews instead of whole templa
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
 from django.db.models import Count, JSONField, QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.urls import path, reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import SafeString
+from django.utils.text import capfirst
 from simple_history.admin import SimpleHistoryAdmin
+from simple_history.template_utils import HistoricalRecordContextHelper
 
 from redteam.core import identifiers as ids
 from redteam.core.admin import (
@@ -62,11 +66,28 @@ from seeds.models import (
 )
 
 
+class _ReadableChanges(HistoricalRecordContextHelper):
+    """A changed value as people read it: a JSON list as its items, an object as JSON, no
+    value as "—" (simple_history shows Python's repr of a dict and "None")."""
+
+    def prepare_delta_change_value(self, change: Any, value: Any) -> Any:
+        value = super().prepare_delta_change_value(change, value)
+        if value is None:
+            return "—"
+        if isinstance(value, list) and all(isinstance(v, str | int | float) for v in value):
+            return ", ".join(str(v) for v in value) or "(none)"
+        if isinstance(value, dict | list):
+            return json.dumps(value, ensure_ascii=False)
+        return value
+
+
 class CuratedHistoryAdmin(StoredValuesAdminMixin, SimpleHistoryAdmin):
-    """History pages with the changed fields of each version; no "revert" (it would bypass
-    the services' checks). JSON lists get small boxes."""
+    """History pages with the changed fields of each version as a list people read, and the
+    change-reason column only when a version has a reason; no "revert" (it would bypass the
+    services' checks). JSON lists get small boxes."""
 
     history_list_display = ("changed_fields",)
+    object_history_list_template = "admin/seeds/history_list.html"
 
     def formfield_for_dbfield(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
         if isinstance(db_field, JSONField):
@@ -78,13 +99,29 @@ class CuratedHistoryAdmin(StoredValuesAdminMixin, SimpleHistoryAdmin):
     def revert_disabled(self, request: HttpRequest, obj: Any = None) -> bool:
         return True
 
-    @admin.display(description="changed fields")
-    def changed_fields(self, record: Any) -> str:
+    def history_view(
+        self, request: HttpRequest, object_id: str, extra_context: dict | None = None
+    ) -> HttpResponse:
+        # Redline's writers give no change reason: a column of "None" would say nothing.
+        versions = self.model.history.filter(**{self.model._meta.pk.attname: unquote(object_id)})
+        with_reason = versions.exclude(history_change_reason=None).exclude(history_change_reason="")
+        context = {**(extra_context or {}), "show_change_reason": with_reason.exists()}
+        return super().history_view(request, object_id, extra_context=context)
+
+    def get_historical_record_context_helper(
+        self, request: HttpRequest, historical_record: Any
+    ) -> HistoricalRecordContextHelper:
+        return _ReadableChanges(self.model, historical_record)
+
+    @admin.display(description="Changed fields")
+    def changed_fields(self, record: Any) -> list[str]:
+        """The fields this version changed, by their names for people (``Value sha256``);
+        empty for the first version (the *Comment* column says "Created")."""
         previous = record.prev_record
         if previous is None:
-            return "created" if record.history_type == "+" else ""
+            return []
         delta = record.diff_against(previous)
-        return ", ".join(change.field for change in delta.changes) or "-"
+        return [capfirst(self.model._meta.get_field(c.field).verbose_name) for c in delta.changes]
 
 
 # --- Datasets -----------------------------------------------------------------------------------

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 
 from memory.models import AttackResult, MessagePiece, RelatedConversation, Score
 from memory.review.lists import shorten
-from redteam.core.choices import ChatMessageRole, ConversationType
+from redteam.core.choices import ChatMessageRole, ConversationType, ScoreType, choice_label
 
-__all__ = ["Branch", "attack_branches"]
+__all__ = ["Branch", "BranchWording", "attack_branches", "branch_wording"]
 
 #: Characters of a prompt or response shown per branch.
 PREVIEW = 160
@@ -38,13 +38,51 @@ class Branch:
     forked_after: int  # turns copied from the parent (0 for a root)
     last_prompt: str = ""
     last_response: str = ""
-    last_score: str = ""
+    last_score: str = ""  # rounded, for people ("0.44", "True")
+    last_score_title: str = ""  # the stored value and its type ("0.4444444444444444 · Float scale")
     children: list[Branch] = field(default_factory=list)
 
     @property
     def is_best(self) -> bool:
         """The branch the attack result names as its main conversation."""
         return self.status == "best"
+
+
+@dataclass(frozen=True)
+class BranchWording:
+    """What the panel of an attack's pruned conversations is called: only a tree of attacks
+    has branches. PyRIT also records as pruned the attempts a ``PromptSendingAttack``
+    retried (``max_attempts_on_failure``) and the turns ``CrescendoAttack`` backtracked."""
+
+    title: str
+    note: str
+    main: str  # the attack result's own conversation
+    pruned: str
+    ancestor: str  # an earlier conversation the attack result does not name
+
+
+_TREE = BranchWording(
+    title="Branches",
+    note="of this tree of attacks: where each branch forked, how it ended, which one won",
+    main="Best branch",
+    pruned="Pruned",
+    ancestor="Earlier branch",
+)
+
+
+def branch_wording(attack_class: str | None) -> BranchWording:
+    """The wording for the pruned conversations of an attack of ``attack_class``."""
+    if attack_class and ("TreeOfAttacks" in attack_class or attack_class == "TAPAttack"):
+        return _TREE
+    name = attack_class or "attack"
+    return BranchWording(
+        title="Earlier attempts",
+        note=f"of this {name}: the conversations PyRIT recorded as pruned (attempts it gave up"
+        " and started again, or turns it backtracked), how each ended, and the one it kept",
+        main="Kept",
+        pruned="Earlier attempt",
+        ancestor="Earlier conversation",
+    )
 
 
 def attack_branches(
@@ -155,7 +193,27 @@ def _score_leaves(branches: dict[str, Branch], last_originals: dict[str, object]
     for piece_id, value, score_type in scores.values_list(
         "message_piece_id", "score_value", "score_type"
     ):
-        branches[wanted[piece_id]].last_score = f"{value} ({score_type})" if value else ""
+        branch = branches[wanted[piece_id]]
+        branch.last_score = score_text(value, score_type)
+        branch.last_score_title = (
+            f"{value} · {choice_label(ScoreType, score_type)}" if branch.last_score else ""
+        )
+
+
+def score_text(value: str | None, score_type: str) -> str:
+    """A stored score value for people: a float scale value to two decimals (the stored
+    text has PyRIT's full repr, ``0.4444444444444444``), true/false capitalised, anything
+    else as stored; "" for no value."""
+    if not value:
+        return ""
+    if score_type == ScoreType.FLOAT_SCALE:
+        try:
+            return f"{float(value):.2f}"
+        except ValueError:
+            return value
+    if score_type == ScoreType.TRUE_FALSE and value.lower() in ("true", "false"):
+        return value.capitalize()
+    return value
 
 
 def _holds_best(branch: Branch) -> bool:

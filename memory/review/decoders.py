@@ -7,6 +7,11 @@ is undone first) and says which steps it took and whether every one was exact. A
 that cannot be undone (translation, a QR code, an LLM rewrite) ends the attempt: nothing is
 guessed.
 
+What is decoded is only ever offered, never put in place of what PyRIT recorded:
+:func:`own_decoding` undoes a piece's *own* converter chain, :func:`trial_decodings` tries the
+common reversible encodings on a text no converter touched, and both keep a decoding only when
+it :func:`reads_better` than the text it came from (see :func:`readability`).
+
 Pure functions over the stored identifiers (class name and params), no Django.
 """
 
@@ -19,7 +24,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Decoded", "decode_chain", "looks_like_text"]
+__all__ = [
+    "Decoded",
+    "decode_chain",
+    "looks_like_text",
+    "own_decoding",
+    "readability",
+    "reads_better",
+    "trial_decodings",
+]
 
 
 @dataclass(frozen=True)
@@ -30,6 +43,11 @@ class Decoded:
     text: str
     steps: tuple[str, ...] = field(default_factory=tuple)
     exact: bool = True
+
+    @property
+    def label(self) -> str:
+        """The encodings undone, for people: ``ROT13``, ``Base64 → Caesar``."""
+        return " → ".join(step.removesuffix("Converter") for step in reversed(self.steps))
 
 
 class _Irreversible(ValueError):
@@ -208,3 +226,97 @@ def looks_like_text(text: str) -> bool:
     printable = sum(1 for c in text if c.isprintable() or c in "\n\t")
     letters = sum(1 for c in text if c.isalpha())
     return printable / len(text) > 0.97 and letters / len(text) > 0.4
+
+
+# --- does a decoding read better than its source? ---------------------------------------------
+
+# The commonest English words (function words and a few verbs and nouns every answer uses): in
+# English prose about half the words are among them, in ROT13, Base64, Morse or binary almost
+# none. Contractions are kept whole, as :data:`_WORDS` reads them.
+_COMMON_WORDS = frozenset(
+    """a about after all also am an and any are as at back be because been before but by can
+    can't could did do does don't for from get give go good had has have he help her here him
+    his how i i'm if in into is it it's its just know let like make may me more most my no not
+    now of on one only or other our out over please say see she so some sorry such than that
+    the their them then there these they this those to up us use very want was way we well
+    were what when where which who why will with would yes you your""".split()  # noqa: SIM905
+)
+_WORDS = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+#: The :func:`readability` from which a text reads as language: English prose scores 0.3 to
+#: 0.6, its ROT13 or Base64 0 to 0.05.
+READS_AS_LANGUAGE = 0.2
+
+#: Texts longer than this are not tried against every encoding (the page's cost stays bounded).
+TRIAL_LIMIT = 20_000
+
+
+def readability(text: str) -> float:
+    """The share of ``text``'s words (runs of Latin letters, case ignored) that are among
+    the commonest English words; 0 for a text without letters.
+
+    One simple measure, chosen because it tells language from its encodings: ROT13 keeps the
+    letters-and-spaces shape of a sentence and Base64 is valid ASCII, but neither keeps its
+    words. It knows English only: a decoding into another language scores low and is then
+    not offered (the original value PyRIT stored is still shown)."""
+    words = _WORDS.findall(text.lower())
+    if not words:
+        return 0.0
+    return sum(word in _COMMON_WORDS for word in words) / len(words)
+
+
+def reads_better(decoded: str, source: str) -> bool:
+    """Whether ``decoded`` reads as language and better than ``source``: it
+    :func:`looks_like_text`, its :func:`readability` reaches :data:`READS_AS_LANGUAGE` and
+    is higher than the source's."""
+    if not looks_like_text(decoded):
+        return False
+    score = readability(decoded)
+    return score >= READS_AS_LANGUAGE and score > readability(source)
+
+
+def own_decoding(text: str, chain: Sequence[tuple[str, Mapping[str, Any]]]) -> Decoded | None:
+    """``text`` (a piece's converted value) with the piece's own converter ``chain`` undone,
+    when that reads better than ``text``; None otherwise."""
+    decoded = decode_chain(text, chain)
+    if decoded is None or not reads_better(decoded.text, text):
+        return None
+    return decoded
+
+
+#: The encodings a text is tried against on demand: reversible without parameters.
+TRIALS: tuple[tuple[str, Mapping[str, Any]], ...] = (
+    ("ROT13Converter", {}),
+    ("Base64Converter", {}),
+    ("AtbashConverter", {}),
+    ("BinaryConverter", {}),
+    ("MorseConverter", {}),
+)
+
+
+def trial_decodings(
+    text: str, *, hint: Sequence[tuple[str, Mapping[str, Any]]] = ()
+) -> list[Decoded]:
+    """The decodings of ``text`` worth offering when nothing recorded says it was encoded:
+    each of :data:`TRIALS`, and ``hint`` (the converter chain of the prompt before an
+    answer: a target often answers in it) first, that :func:`reads_better` than ``text``.
+
+    Nothing is tried on a text that already reads as language, or one longer than
+    :data:`TRIAL_LIMIT`."""
+    if len(text) > TRIAL_LIMIT or readability(text) >= READS_AS_LANGUAGE:
+        return []
+    chains = [list(hint)] if hint else []
+    chains += [[trial] for trial in TRIALS if not _covers(hint, trial)]
+    found: list[Decoded] = []
+    for chain in chains:
+        decoded = decode_chain(text, chain)
+        if decoded is None or not reads_better(decoded.text, text):
+            continue
+        if all(decoded.text != other.text for other in found):
+            found.append(decoded)
+    return found
+
+
+def _covers(hint: Sequence[tuple[str, Mapping[str, Any]]], trial: tuple[str, Any]) -> bool:
+    """Whether the hint is the trial's converter alone (then trying it again adds nothing)."""
+    return len(hint) == 1 and hint[0][0] == trial[0]

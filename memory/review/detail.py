@@ -15,7 +15,7 @@ from django.utils.http import urlencode
 
 from memory.models import Conversation
 from memory.review.attack_export import attack_html, attack_markdown
-from memory.review.attack_tree import attack_branches
+from memory.review.attack_tree import attack_branches, branch_wording
 from memory.review.forms import SCORE_PERMISSION, VerdictForm
 from memory.review.panels import verdict_context
 from memory.review.preferences import blur_harmful_media
@@ -70,6 +70,10 @@ def attack_detail(
         "branches": attack_branches(attack=attack, related=[r.related for r in page.related])
         if any(r.related.conversation_type == ConversationType.PRUNED for r in page.related)
         else [],
+        # Titled by the attack's class: PyRIT prunes retries and backtracks too (issue 34).
+        "branch_words": branch_wording(
+            attack.attack_identifier.class_name if attack.attack_identifier else None
+        ),
     }
     return render(request, "review/attack_detail.html", context, status=status)
 

@@ -49,7 +49,7 @@ from memory.models import (
     Score,
 )
 from memory.models.media_links import media_values_differing
-from memory.review.decoders import Decoded, decode_chain, looks_like_text
+from memory.review.decoders import Decoded, own_decoding, trial_decodings
 from memory.review.rendering import Diff, has_markup, is_long, render_markdown, text_diff
 from memory.review.score_signals import ScoreReading, ScorerShape, ScoreSignal, read_score
 from redteam.core.choices import (
@@ -58,7 +58,9 @@ from redteam.core.choices import (
     PromptDataType,
     PromptResponseError,
     ScoreType,
+    choice_label,
     is_media_value,
+    readable_value,
 )
 
 #: Structured types shown as pretty-printed JSON when they parse.
@@ -185,10 +187,8 @@ class ValueView:
 
     @property
     def media_label(self) -> str:
-        """``Image`` / ``Audio`` / … for placeholders."""
-        if self.data_type in PromptDataType.values:
-            return PromptDataType(self.data_type).label
-        return self.data_type
+        """``Image`` / ``Audio`` / ``Text`` / …: the data type for people."""
+        return choice_label(PromptDataType, self.data_type)
 
 
 def value_view(
@@ -530,8 +530,18 @@ class PieceView:
     own_labels: dict[str, Any] = field(default_factory=dict)
     blur: bool = False
     score_url: str = ""
-    #: A response in the encoding of the prompt before it, decoded (see ``decoders``).
+    #: The converted value with the piece's own converter chain undone (see ``decoders``).
     decoded: Decoded | None = None
+    #: Decodings offered on demand for a text no converter touched (see ``decoders``).
+    trials: list[Decoded] = field(default_factory=list)
+
+    @property
+    def type_text(self) -> str:
+        """The data type for people, ``Text → Image`` when the converters changed it."""
+        original = choice_label(PromptDataType, self.piece.original_value_data_type)
+        if not self.cross_type:
+            return original
+        return f"{original} → {choice_label(PromptDataType, self.piece.converted_value_data_type)}"
 
     @property
     def error_text(self) -> str:
@@ -725,14 +735,12 @@ def _build_threads(
             differing=rows.differing,
         )
         view.score_url = score_url.replace(str(_ZERO), view.id)
+        if view.converted.kind == "text":
+            _offer_decodings(view, request_chains.get(piece.conversation_pk))
         if piece.role == ChatMessageRole.USER and view.converters:
             request_chains[piece.conversation_pk] = [
                 (c.class_name, c.params) for c in view.converters
             ]
-        elif piece.role in _ANSWER_ROLES and view.converted.kind == "text":
-            view.decoded = _decoded_answer(
-                piece.converted_value, request_chains.get(piece.conversation_pk)
-            )
         if current is None or current.pk != piece.message_id:
             current = MessageView(
                 pk=piece.message_id,
@@ -753,12 +761,17 @@ def _build_threads(
 _ANSWER_ROLES = {ChatMessageRole.ASSISTANT, ChatMessageRole.SIMULATED_ASSISTANT}
 
 
-def _decoded_answer(text: str, chain: list[tuple[str, dict[str, Any]]] | None) -> Decoded | None:
-    """``text`` decoded with the prompt's reversible converters, when that gives readable text."""
-    if not chain:
-        return None
-    decoded = decode_chain(text, chain)
-    return decoded if decoded is not None and looks_like_text(decoded.text) else None
+def _offer_decodings(view: PieceView, request_chain: list[tuple[str, dict[str, Any]]] | None):
+    """Decodings of a text piece, as PyRIT's memory supports them (issue 34): its own
+    converter chain undone, or, when no converter touched it, the common encodings tried on
+    demand, the prompt's chain first for an answer. An answer's text is never decoded with
+    the prompt's converters as if they were its own: PyRIT records the answer unconverted."""
+    text = view.piece.converted_value
+    if view.converters:
+        view.decoded = own_decoding(text, [(c.class_name, c.params) for c in view.converters])
+        return
+    hint = request_chain if view.piece.role in _ANSWER_ROLES and request_chain else ()
+    view.trials = trial_decodings(text, hint=hint)
 
 
 def piece_view(
@@ -832,7 +845,7 @@ def _jinja() -> Environment:
     autoescaping escapes. The sandbox's per-attribute checks tripled the render time of a
     1,000-piece thread (measured: 235 ms against 85 ms CPU).
     """
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader(settings.BASE_DIR / "templates"),
         autoescape=True,
         undefined=StrictUndefined,
@@ -840,6 +853,8 @@ def _jinja() -> Environment:
         lstrip_blocks=True,
         auto_reload=settings.DEBUG,
     )
+    env.filters["readable"] = readable_value
+    return env
 
 
 def render_thread(thread: ThreadView, *, can_score: bool, attack_list_url: str) -> SafeString:

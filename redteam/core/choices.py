@@ -1,6 +1,9 @@
-"""PyRIT's enumerations as Django choices; every value is exactly PyRIT's (contract §1)."""
+"""PyRIT's enumerations as Django choices; every value is exactly PyRIT's (contract §1). And how
+the pages show a stored value to people: :func:`choice_label`, :func:`readable_value`."""
 
 from __future__ import annotations
+
+import json
 
 from django.db import models
 
@@ -126,3 +129,31 @@ class ScorableType(models.TextChoices):
     MESSAGE = "message", "Message"
     CONTENT = "content", "Content"
     CONTENT_ENTRY = "content_entry", "Stored content"
+
+
+def choice_label(choices: type[models.Choices] | str, value: object) -> str:
+    """``value`` as people read it: its label in ``choices`` (a Choices class, or the name of
+    one in this module), so a stored enum value (``success``, ``image_path``) never reaches a
+    page. A value the choices do not list (a newer PyRIT's) reads as its words
+    (``function_call_output`` → "Function call output"); None and "" read as "".
+    """
+    if value is None or value == "":
+        return ""
+    if isinstance(choices, str):
+        choices = globals()[choices]
+    text = str(value)
+    try:
+        return str(choices(text).label)
+    except ValueError:
+        return text.replace("_", " ").strip().capitalize()
+
+
+def readable_value(value: object) -> str:
+    """A stored JSON value (a label's, a param's) as people read it, never a Python repr: a
+    string as it is, a list of plain values as its items joined by ", ", anything else as
+    compact JSON."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str | int | float | bool) for v in value):
+        return ", ".join(v if isinstance(v, str) else json.dumps(v) for v in value)
+    return json.dumps(value, ensure_ascii=False)

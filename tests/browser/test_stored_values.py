@@ -83,7 +83,7 @@ def test_editing_a_seeds_description_changes_nothing_else(
     assert _changed_fields(Seed.history.filter(id=seed.pk)) == ["description"]
     # Object, changed fields, date, action, changed by, …
     row = _history_row(page, live_server, f"/admin/seeds/seed/{seed.pk}/")
-    assert row[1] == "description" and row[4] == staff_curator.username
+    assert row[1] == "Description" and row[4] == staff_curator.username
     shot(page, "stored-values-seed-history")
 
     # A real edit of the value keeps the stored LF line endings.

@@ -152,7 +152,7 @@ def test_attack_rows_show_what_the_brief_lists(client, memory):
     # The human verdict wins and says so; the automated outcome stays in the tooltip.
     assert 'class="badge badge-success"' in row
     assert "human</span>" in row
-    assert "automated: failure" in row
+    assert "automated: Failure" in row
     assert "Objective 1: reveal the password" in row
     assert "Prompt<wbr>Sending<wbr>Attack" in row or "Crescendo<wbr>Attack" in row
     assert "gpt-4o" in row or "llama-3" in row

@@ -465,7 +465,39 @@ def test_history_records_who_when_and_what(curator_client, curator):
     page = curator_client.get(admin_url(Seed, "history", seed.pk))
     assert page.status_code == 200
     body = page.content.decode()
-    assert ("cora" in body and "value, value_sha256" in body) or "value_sha256, value" in body
+    assert "cora" in body
+    assert "<li>Value</li>" in body and "<li>Value sha256</li>" in body
+
+
+def test_history_reads_for_people(curator_client):
+    """Issue 34: the changed fields as a list with a readable heading, no empty reason column,
+    no Python repr of a changed list."""
+    seed = make_seed("a prompt", added_by="alice", harm_categories=["violence"])
+    response = curator_client.post(
+        admin_url(Seed, "change", seed.pk),
+        seed_form(value="a prompt", added_by="alice", harm_categories='["violence", "hate"]'),
+    )
+    assert response.status_code == 302, response.context["adminform"].form.errors
+
+    body = curator_client.get(admin_url(Seed, "history", seed.pk)).content.decode()
+
+    assert '<th scope="col">Changed fields</th>' in body
+    assert "changed_fields" not in body.lower()
+    assert '<ul class="changed-fields">' in body and "<li>Harm categories</li>" in body
+    assert "Change reason" not in body and "None" not in body
+    assert "violence&nbsp;&rarr;&nbsp;&nbsp;violence, hate" in body
+    assert "[&#x27;" not in body and "['" not in body
+
+
+def test_a_change_reason_is_shown_when_a_version_has_one(curator_client):
+    seed = make_seed("a prompt")
+    latest = seed.history.latest()
+    latest.history_change_reason = "fixed a typo"
+    latest.save()
+
+    body = curator_client.get(admin_url(Seed, "history", seed.pk)).content.decode()
+
+    assert "Change reason" in body and "fixed a typo" in body
 
 
 def test_dataset_and_group_changes_are_recorded(curator_client, curator):
