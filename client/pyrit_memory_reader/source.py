@@ -70,6 +70,10 @@ ALEMBIC_REVISIONS = (
 )
 ALEMBIC_HEAD_1_1_0 = "8d1e3f5a7b9c"
 ALEMBIC_HEAD_1_2 = "c8d3e5f7a901"
+#: The revisions a PyRIT release (or main) leaves a database at. PyRIT creates a database by
+#: upgrading it from the base, one revision after the other: an empty memory at any other
+#: revision is a database PyRIT is still creating (docs/import.md).
+RELEASE_HEADS = ("3f6e8a0c2d4b", ALEMBIC_HEAD_1_1_0, ALEMBIC_HEAD_1_2, "6d8f0a2c4e6b")
 
 #: The PyRIT versions this reader knows, as ``import_pyrit --help``, docs/import.md and the
 #: Imports page say it (``tests/importers/test_known_versions.py`` holds them to it).
@@ -395,6 +399,12 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
                 "understands",
             )
         else:
+            if not set(found) & set(RELEASE_HEADS) and _memory_empty(connection, columns):
+                raise in_flux(
+                    path,
+                    "a revision no PyRIT release stops at, and no memory written yet",
+                    connection=connection,
+                )
             # a merge point can leave two heads; the later one in the chain tells the schema
             revision = max(found, key=ALEMBIC_REVISIONS.index)
             position = ALEMBIC_REVISIONS.index(revision)
@@ -424,6 +434,14 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
         verbatim=verbatim,
         notes=notes,
         version=schema_version(connection),
+    )
+
+
+def _memory_empty(connection: sqlite3.Connection, columns: dict[str, dict[str, str]]) -> bool:
+    """Whether none of the memory tables the file has holds a row (one probe per table)."""
+    return not any(
+        connection.execute(f'SELECT EXISTS (SELECT 1 FROM src."{table}")').fetchone()[0]
+        for table in columns
     )
 
 

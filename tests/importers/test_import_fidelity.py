@@ -296,3 +296,69 @@ def test_a_migration_during_the_import_is_one_clear_line(tmp_path, monkeypatch):
     message = str(failure.value)
     assert "database is being created/migrated by PyRIT" in message
     assert "\n" not in message
+
+
+# --- on real PyRIT 1.1.0 data (tests/fixtures/README.md, issue 34) ----------------------------
+
+TRUTH = DB_110.parent.parent / "pyrit-1.1.0-truth" / "memory.db"
+MIGRATING = DB_110.parent.parent / "pyrit-1.1.0-migrating"
+#: The states of a database PyRIT 1.1.0 is creating, as its own machinery left them.
+UNDER_CREATION = [
+    "00-empty.db",
+    "01-ab8f2c1a9d07-version-table-only.db",
+    "02-ab8f2c1a9d07-first-memory-table.db",
+    "r01-ab8f2c1a9d07.db",
+    "r07-b2f4c6a8d1e3.db",
+    "r10-e5f7a9c1b3d2.db",
+]
+
+
+@pytest.mark.parametrize("write_path", ["direct", "service"])
+def test_the_real_4000_character_label_is_imported_and_exported_verbatim(write_path):
+    [(labels,)] = source_rows(
+        TRUTH,
+        "SELECT labels FROM AttackResultEntries WHERE id = '3003a657-068b-4e8c-bf3a-ef10a764b3a5'",
+    )
+    stored = json.loads(labels)["operator_notes"]
+    assert len(stored) == 4_000
+    summary = import_pyrit_db(path=TRUTH, media_root=TRUTH.parent / "dbdata", write_path=write_path)
+    assert not summary.refused.get("attack_results"), summary.warnings
+    attack = AttackResult.objects.get(id="3003a657-068b-4e8c-bf3a-ef10a764b3a5")
+    assert attack.labels["operator_notes"] == stored
+    assert MessagePiece.objects.filter(message__conversation=attack.conversation_id).exists()
+    exported = {a["attack_result_id"]: a for a in export_doc()["attack_results"]}
+    assert exported[str(attack.id)]["labels"] == json.loads(labels)
+
+
+def test_the_real_scenario_attacks_keep_their_stored_hash_beside_the_json():
+    stored = dict(
+        source_rows(
+            TRUTH,
+            "SELECT id, atomic_attack_identifier_hash FROM AttackResultEntries "
+            "WHERE attribution_parent_id = '3b11f36a-be42-4a67-9694-047820e13946'",
+        )
+    )
+    assert len(stored) == 4
+    import_pyrit_db(path=TRUTH, media_root=TRUTH.parent / "dbdata")
+    for attack in AttackResult.objects.filter(id__in=stored):
+        column = stored[str(attack.id)]
+        assert attack.extra["atomic_attack_identifier_hash"] == column
+        # the JSON's own hash, kept as PyRIT stored it, is another one
+        assert attack.atomic_attack_identifier.hash != column
+    exported = {a["attack_result_id"]: a for a in export_doc()["attack_results"]}
+    assert {k: exported[k]["atomic_attack_identifier_hash"] for k in stored} == stored
+
+
+@pytest.mark.parametrize("name", UNDER_CREATION)
+def test_each_state_of_a_database_pyrit_is_creating_is_one_clear_line(name):
+    with pytest.raises(ImportFailed) as failure:
+        import_pyrit_db(path=MIGRATING / name)
+    message = str(failure.value)
+    assert "database is being created/migrated by PyRIT (revision " in message
+    assert "\n" not in message
+
+
+def test_the_created_database_at_its_head_imports_as_empty():
+    summary = import_pyrit_db(path=MIGRATING / "r20-8d1e3f5a7b9c.db")
+    assert summary.schema.startswith("PyRIT 1.1.0")
+    assert not any(summary.created.values()) and not summary.warnings

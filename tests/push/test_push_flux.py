@@ -20,6 +20,17 @@ from tests.push.test_push import assert_equals_source, eventually
 pytestmark = pytest.mark.django_db(transaction=True)
 
 LINE = "database is being created/migrated by PyRIT (revision "
+MIGRATING = DATABASES["1.1.0"].parent.parent / "pyrit-1.1.0-migrating"
+TRUTH = DATABASES["1.1.0"].parent.parent / "pyrit-1.1.0-truth" / "memory.db"
+#: The states of a database real PyRIT 1.1.0 is creating, in the order it passes them.
+UNDER_CREATION = [
+    "00-empty.db",
+    "01-ab8f2c1a9d07-version-table-only.db",
+    "02-ab8f2c1a9d07-first-memory-table.db",
+    "r01-ab8f2c1a9d07.db",
+    "r07-b2f4c6a8d1e3.db",
+    "r10-e5f7a9c1b3d2.db",
+]
 
 
 def _watch(url: str, token: str, db: Path, tmp_path: Path) -> tuple[subprocess.Popen, Path]:
@@ -134,3 +145,39 @@ def _assert_in(part: str, text: str) -> None:
 
 def _assert_equal(a: object, b: object) -> None:
     assert a == b
+
+
+@pytest.mark.parametrize("name", UNDER_CREATION)
+def test_a_one_shot_push_of_each_real_state_under_creation_is_one_line(push, tmp_path, name):
+    db = tmp_path / name
+    db.write_bytes((MIGRATING / name).read_bytes())
+    status, _, err = push(db)
+    assert status == 2
+    assert LINE in err and err.count("\n") == 1, err
+    assert "Traceback" not in err
+
+
+def test_watch_follows_a_database_through_pyrit_creating_it(live_server, token, tmp_path):
+    """Each state real PyRIT 1.1.0 leaves a new database in, one after the other under a
+    running ``--watch``, then the memory it writes: a line per state, then the push."""
+    db = tmp_path / "dbdata" / "pyrit.db"
+    db.parent.mkdir()
+    db.write_bytes(b"")
+    process, err = _watch(live_server.url, token, db, tmp_path)
+    try:
+        eventually(lambda: _assert_in(LINE, err.read_text()), 60)
+        for name in [*UNDER_CREATION[1:], "r20-8d1e3f5a7b9c.db"]:
+            with sqlite3.connect(MIGRATING / name) as source, sqlite3.connect(db) as target:
+                source.backup(target)
+            if name.startswith("r") and name != "r20-8d1e3f5a7b9c.db":
+                revision = name.split("-")[1].removesuffix(".db")
+                eventually(lambda r=revision: _assert_in(f"revision {r};", err.read_text()), 60)
+        with sqlite3.connect(TRUTH) as source, sqlite3.connect(db) as target:
+            source.backup(target)
+        eventually(lambda: assert_equals_source(db), 120)
+        assert process.poll() is None
+    finally:
+        text = _stop(process, err)
+    assert process.returncode == 0, text
+    assert "Traceback" not in text
+    assert all(line.endswith("; waiting") for line in text.splitlines() if LINE in line)
