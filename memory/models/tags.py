@@ -9,6 +9,7 @@ linked to these small lookup tables, so "every attack labelled operation=op_x" o
 from __future__ import annotations
 
 import hashlib
+from typing import Any
 
 from django.db import models
 from django.db.models import Q
@@ -47,7 +48,7 @@ class Label(models.Model):
     def __str__(self) -> str:
         return f"{self.key}={self.value}"
 
-    def save(self, *args, **kwargs) -> None:
+    def save(self, *args: Any, **kwargs: Any) -> None:
         """Saves the pair with its value's hash."""
         self.value_sha256 = label_value_sha256(self.value)
         super().save(*args, **kwargs)

@@ -277,7 +277,8 @@ def test_importing_a_database_being_created_is_one_clear_line(tmp_path, state):
     assert AttackResult.objects.count() == 0
 
 
-def test_a_migration_during_the_import_is_one_clear_line(tmp_path, monkeypatch):
+@pytest.mark.parametrize("write_path", ["direct", "service"])
+def test_a_migration_during_the_import_is_one_clear_line(tmp_path, monkeypatch, write_path):
     """PyRIT drops a column the reader detected (its 1.1 migration drops
     ``attack_results_json``) between detection and reading."""
     from memory.transfer.importers import runner
@@ -292,7 +293,7 @@ def test_a_migration_during_the_import_is_one_clear_line(tmp_path, monkeypatch):
 
     monkeypatch.setattr(runner.Importer, "_prepare", migrated_meanwhile)
     with pytest.raises(ImportFailed) as failure:
-        import_pyrit_db(path=db, write_path="service")
+        import_pyrit_db(path=db, write_path=write_path)
     message = str(failure.value)
     assert "database is being created/migrated by PyRIT" in message
     assert "\n" not in message

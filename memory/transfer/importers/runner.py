@@ -62,7 +62,13 @@ from pyrit_memory_reader.chunks import (
 )
 from pyrit_memory_reader.media import MediaFile, MediaFiles
 from pyrit_memory_reader.rows import IdentifierCache
-from pyrit_memory_reader.source import TABLES, Schema, open_source, reading_failed
+from pyrit_memory_reader.source import (
+    TABLES,
+    Schema,
+    check_schema,
+    open_source,
+    reading_failed,
+)
 from redteam.core.choices import is_media_value
 from redteam.core.collector import fewer_collections
 from redteam.core.errors import Problem
@@ -228,6 +234,8 @@ class Importer:
                 self.db, self.schema = db, schema
                 try:
                     self._prepare()
+                    # the reading processes open the file again: on the schema detected here
+                    check_schema(db, schema, self.path)
                     with _bulk_pragmas(), fewer_collections():
                         if self.forked:
                             self._import_all_forked(Path(scratch) / "reader.sqlite3")
