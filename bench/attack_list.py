@@ -150,7 +150,7 @@ def build(n_attacks: int) -> None:
             "campaign": [f"c_{i:03d}" for i in range(100)],
         }.items():
             for value in values:
-                labels[(key, value)] = Label(key=key, value=value)
+                labels[(key, value)] = Label.of(key, value)
         Label.objects.bulk_create(labels.values())
         labels = {(row.key, row.value): row for row in Label.objects.all()}
         HarmCategory.objects.bulk_create([HarmCategory(name=name) for name in HARMS])

@@ -437,7 +437,7 @@ class Generator:
         """Labels, harm categories, seed datasets and their objectives."""
         from django.db import transaction
 
-        from memory.models import HarmCategory, Label
+        from memory.models import HarmCategory, Label, label_value_sha256
         from seeds.models import Seed, SeedDataset
 
         ins, rng = self.inserter, self.rng
@@ -473,7 +473,11 @@ class Generator:
                 )
         with transaction.atomic():
             ins.insert(
-                Label, [{"id": pk, "key": k, "value": v} for (k, v), pk in self.label_pk.items()]
+                Label,
+                [
+                    {"id": pk, "key": k, "value": v, "value_sha256": label_value_sha256(v)}
+                    for (k, v), pk in self.label_pk.items()
+                ],
             )
             ins.insert(HarmCategory, [{"id": pk, "name": n} for n, pk in self.harm_pk.items()])
             ins.insert(

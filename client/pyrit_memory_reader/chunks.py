@@ -49,6 +49,15 @@ Warn = Callable[[str, str], None]
 _EXAMPLES_PER_WARNING = 5
 
 
+def refused_line(path: str, item_id: str | None, message: str) -> str:
+    """A row Redline refused, for the summary: its id, the field the problem is in (the
+    error path below the item, e.g. ``labels.<key>``) and why."""
+    field = path.split("]", 1)[1].lstrip(".") if "]" in path else ""
+    if item_id and field:
+        return f"{item_id}: {field}: {message}"
+    return f"{item_id or path}: {message}"
+
+
 class WarningLog:
     """Warnings grouped by kind: a count each and the first few messages, in arrival order."""
 

@@ -8,3 +8,10 @@ class SourceError(Exception):
 
     Redline's importer knows it as ``ImportFailed``; ``redline-push`` prints it and exits.
     """
+
+
+class SchemaInFlux(SourceError):
+    """The file is being created or migrated by PyRIT right now (empty, no tables yet, a
+    migration's half-built table, a schema that changed under the reader): not bad input, a
+    moment to wait. ``redline-push --watch`` waits and looks again; a one-shot push or import
+    stops with this one line."""

@@ -204,8 +204,9 @@ def conversation_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
         "target_identifier": ("target_identifier", ids.one),
         "retries": ("retries", _json),
         "pyrit_version": ("pyrit_version", None),
-        # the content-addressed copy of target_identifier (contract §11.3): the JSON is the truth
-        "target_identifier_hash": None,
+        # the content-addressed key of target_identifier (contract §11.3): read as stored, under
+        # its own name (the object's extra), beside the JSON's own hash, which may differ
+        "target_identifier_hash": ("target_identifier_hash", None),
     }
     return _reader(schema, "Conversations", known)
 
@@ -251,7 +252,7 @@ def score_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
         "objective": ("objective", None),
         "scorable": ("scorable", _json),
         "scored_expectation": ("scored_expectation", _json),
-        "scorer_identifier_hash": None,
+        "scorer_identifier_hash": ("scorer_identifier_hash", None),
     }
     return _reader(schema, "ScoreEntries", known, finish=lambda data: _score_finish(data, ids))
 
@@ -303,7 +304,8 @@ def attack_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
         "targeted_harm_categories": ("targeted_harm_categories", _json),
         "retry_events_json": ("retry_events", _json_or_empty),
         "attribution_data": ("attribution_data", _json),
-        "atomic_attack_identifier_hash": None,
+        # as stored: PyRIT 1.1.0 stores another hash here than the JSON's for scenario attacks
+        "atomic_attack_identifier_hash": ("atomic_attack_identifier_hash", None),
     }
     return _reader(schema, "AttackResultEntries", known, finish=_attack_finish)
 
@@ -338,7 +340,7 @@ def scenario_reader(schema: Schema, ids: IdentifierCache) -> TableReader:
         "scenario_metadata": ("metadata", _json),
         "attack_results_json": ("attack_results_json", _json),
         "scenario_init_data": ("scenario_init_data", _json),
-        "scenario_identifier_hash": None,
+        "scenario_identifier_hash": ("scenario_identifier_hash", None),
     }
     return _reader(schema, "ScenarioResultEntries", known, finish=_scenario_finish)
 

@@ -14,12 +14,13 @@ file without PyRIT's core table is refused.
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import urllib.parse
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pyrit_memory_reader.errors import SourceError
+from pyrit_memory_reader.errors import SchemaInFlux, SourceError
 
 SQLITE_MAGIC = b"SQLite format 3\x00"
 
@@ -64,9 +65,26 @@ ALEMBIC_REVISIONS = (
     "34a18645c7e9",
     "901e6c7bf9d4",
     "c8d3e5f7a901",
+    # PyRIT main after it: PersistedTargets (revises 8e2c4a6b0d13, a branch of its own)
+    "6d8f0a2c4e6b",
 )
 ALEMBIC_HEAD_1_1_0 = "8d1e3f5a7b9c"
 ALEMBIC_HEAD_1_2 = "c8d3e5f7a901"
+#: The revisions a PyRIT release (or main) leaves a database at. PyRIT creates a database by
+#: upgrading it from the base, one revision after the other: an empty memory at any other
+#: revision is a database PyRIT is still creating (docs/import.md).
+RELEASE_HEADS = ("3f6e8a0c2d4b", ALEMBIC_HEAD_1_1_0, ALEMBIC_HEAD_1_2, "6d8f0a2c4e6b")
+
+#: The PyRIT versions this reader knows, as ``import_pyrit --help``, docs/import.md and the
+#: Imports page say it (``tests/importers/test_known_versions.py`` holds them to it).
+KNOWN_VERSIONS = f"0.9 to 1.2 (PyRIT main at alembic {ALEMBIC_HEAD_1_2})"
+
+#: PyRIT's alembic bookkeeping table, and the prefix of the tables alembic's batch mode builds
+#: while it migrates a SQLite table (copy, drop, rename).
+ALEMBIC_TABLE = "pyrit_memory_alembic_version"
+ALEMBIC_TEMPORARY = "_alembic_tmp_"
+#: How a message names the revision of a file without one (yet).
+NO_REVISION = "none yet"
 
 #: The tables the importer reads, in the order it reads them.
 TABLES = (
@@ -88,6 +106,9 @@ VERBATIM_TABLES = (
     "ObservationEntries",
     "ObservationMessagePieceEntries",
     "ScoreObservationEntries",
+    # PyRIT main's API-created targets (alembic 6d8f0a2c4e6b): registry name, type, parameters,
+    # auth mode and ``secret_uri``, a reference to where the secret is kept, never its value
+    "PersistedTargets",
 )
 
 #: Tables deliberately not read: alembic's bookkeeping, and PyRIT 1.x's content-addressed
@@ -205,6 +226,8 @@ class Schema:
     #: What a schema newer than Redline holds that Redline does not understand, one line each
     #: (the import summary lists them as warnings).
     notes: list[str] = field(default_factory=list)
+    #: SQLite's schema cookie when the schema was detected (:func:`check_schema`)
+    version: int = 0
 
     def has(self, table: str, column: str | None = None) -> bool:
         """Whether ``table`` (and ``column`` of it) exists."""
@@ -252,6 +275,9 @@ def open_source(
             header = handle.read(len(SQLITE_MAGIC))
     except OSError as exc:
         raise SourceError(f"{path}: cannot be read ({exc.strerror or exc})") from exc
+    if not header:
+        # SQLite creates the file empty and writes its first page with the first table
+        raise in_flux(path, "an empty file, not a SQLite database yet")
     if header != SQLITE_MAGIC:
         raise SourceError(f"{path}: not a SQLite database (a PyRIT memory file is one)")
     # URI filenames must be enabled on the main connection for ATTACH to honour ``mode=ro``
@@ -296,6 +322,16 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
             "SELECT name FROM src.sqlite_master WHERE type = 'table' ORDER BY name"
         )
     ]
+    building = [t for t in tables if t.startswith(ALEMBIC_TEMPORARY)]
+    if building:
+        # alembic's batch mode rebuilds a table under this name, copies it and renames it
+        raise in_flux(path, f"table {building[0]} is half built", connection=connection)
+    if "PromptMemoryEntries" not in tables and (
+        not [t for t in tables if not t.startswith("sqlite_")]
+        or (ALEMBIC_TABLE in tables and stored_revision(connection) == NO_REVISION)
+    ):
+        # PyRIT creates its tables in its first migration, stamped only once it is done
+        raise in_flux(path, "PromptMemoryEntries does not exist yet", connection=connection)
     if "PromptMemoryEntries" not in tables:
         found = ", ".join(t for t in tables if not t.startswith("sqlite_"))[:200] or "none"
         raise SourceError(
@@ -345,9 +381,12 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
         )
 
     revision = None
-    if "pyrit_memory_alembic_version" in tables:
+    if ALEMBIC_TABLE in tables:
         row = connection.execute("SELECT version_num FROM src.pyrit_memory_alembic_version")
         found = [r[0] for r in row.fetchall()]
+        if not found:
+            # alembic creates its table first and stamps it after the first migration
+            raise in_flux(path, "no revision stamped yet", connection=connection)
         unknown = [r for r in found if r not in ALEMBIC_REVISIONS]
         if unknown or not found:
             # Newer than Redline (or a fork): read what is understood, say what is not.
@@ -360,6 +399,12 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
                 "understands",
             )
         else:
+            if not set(found) & set(RELEASE_HEADS) and _memory_empty(connection, columns):
+                raise in_flux(
+                    path,
+                    "a revision no PyRIT release stops at, and no memory written yet",
+                    connection=connection,
+                )
             # a merge point can leave two heads; the later one in the chain tells the schema
             revision = max(found, key=ALEMBIC_REVISIONS.index)
             position = ALEMBIC_REVISIONS.index(revision)
@@ -388,4 +433,60 @@ def _detect(connection: sqlite3.Connection, path: Path) -> Schema:
         columns=columns,
         verbatim=verbatim,
         notes=notes,
+        version=schema_version(connection),
     )
+
+
+def _memory_empty(connection: sqlite3.Connection, columns: dict[str, dict[str, str]]) -> bool:
+    """Whether none of the memory tables the file has holds a row (one probe per table)."""
+    return not any(
+        connection.execute(f'SELECT EXISTS (SELECT 1 FROM src."{table}")').fetchone()[0]
+        for table in columns
+    )
+
+
+def schema_version(connection: sqlite3.Connection) -> int:
+    """SQLite's schema cookie of the source: every change of its tables (PyRIT's migrations)
+    moves it, so a reader can tell the schema it detected is no longer the file's."""
+    return connection.execute("PRAGMA src.schema_version").fetchone()[0]
+
+
+def stored_revision(connection: sqlite3.Connection | None) -> str:
+    """The source's alembic revision as it reads now, for messages ("none yet" without one)."""
+    if connection is None:
+        return NO_REVISION
+    try:
+        rows = connection.execute(f"SELECT version_num FROM src.{ALEMBIC_TABLE}").fetchall()
+    except sqlite3.DatabaseError:
+        return NO_REVISION
+    return ", ".join(str(row[0]) for row in rows) or NO_REVISION
+
+
+def in_flux(path: Path, why: str, *, connection: sqlite3.Connection | None = None) -> SchemaInFlux:
+    """The one-line error of a file PyRIT is creating or migrating (``why``: what was seen)."""
+    return SchemaInFlux(
+        f"{path}: database is being created/migrated by PyRIT "
+        f"(revision {stored_revision(connection)}; {why})"
+    )
+
+
+def check_schema(connection: sqlite3.Connection, schema: Schema, path: Path) -> None:
+    """Raise :class:`SchemaInFlux` when the source's tables changed since ``schema`` was
+    detected (PyRIT migrated it meanwhile): what was detected no longer reads it."""
+    if schema_version(connection) != schema.version:
+        raise in_flux(path, "its tables changed while being read", connection=connection)
+
+
+def reading_failed(
+    exc: sqlite3.DatabaseError, connection: sqlite3.Connection, schema: Schema, path: Path
+) -> SourceError:
+    """The error to raise for ``exc``, met while reading a detected file: a migration running
+    meanwhile (the schema moved, or a table or column it named is gone) is :class:`SchemaInFlux`;
+    anything else, the file's damage, in one line."""
+    moved = False
+    with contextlib.suppress(sqlite3.DatabaseError):
+        moved = schema_version(connection) != schema.version
+    text = str(exc)
+    if moved or text.startswith(("no such table", "no such column")):
+        return in_flux(path, f"reading failed: {text}", connection=connection)
+    return SourceError(f"{path}: corrupt or truncated SQLite file ({text})")

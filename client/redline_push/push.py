@@ -31,7 +31,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pyrit_memory_reader.chunks import Chunk, ChunkReader, Selection, WarningLog
+from pyrit_memory_reader.chunks import Chunk, ChunkReader, Selection, WarningLog, refused_line
+from pyrit_memory_reader.errors import SchemaInFlux
 from pyrit_memory_reader.media import (
     MediaFile,
     MediaFiles,
@@ -39,7 +40,7 @@ from pyrit_memory_reader.media import (
     payload_media_values,
 )
 from pyrit_memory_reader.rows import IdentifierCache
-from pyrit_memory_reader.source import open_source
+from pyrit_memory_reader.source import check_schema, open_source, reading_failed
 from redline_push.api import Api, Fatal
 from redline_push.state import State
 
@@ -176,6 +177,8 @@ class Pusher:
         self.progress = progress
         self.log = log
         self.report = Report()
+        #: schema notes already warned about (a file opened again says them again)
+        self.noted: set[str] = set()
         self.source = {"host": socket.gethostname(), "database": str(database.resolve())}
         kill_after = os.environ.get(KILL_AFTER_ENV)
         self.kill_after = int(kill_after) if kill_after else None
@@ -183,26 +186,56 @@ class Pusher:
     # --- the run ----------------------------------------------------------------------------
 
     def run(self, *, watch: bool, interval: float = 1.0) -> Report:
-        """One cycle, or (``watch``) cycles until ``stop`` is set."""
+        """One cycle, or (``watch``) cycles until ``stop`` is set.
+
+        A file PyRIT is creating or migrating (:class:`SchemaInFlux`) stops a one-shot push
+        with its one line; ``watch`` says so once, waits, and opens the file again (its schema
+        detected anew) until it reads.
+        """
         self.limits = self.api.limits()
         if self.explicit_media_root and not self.media_root.is_dir():
             raise Fatal(f"{self.media_root}: media root is not a folder")
         with tempfile.TemporaryDirectory(prefix="redline-push-") as scratch:
-            self.db, self.schema = open_source(
-                self.database, Path(scratch) / "scratch.sqlite3", check_integrity=not watch
-            )
-            try:
-                self.report.schema = self.schema.label
-                for note in self.schema.notes:
+            attempt, waiting = 0, ""
+            while True:
+                attempt += 1
+                for old in Path(scratch).glob("scratch-*"):
+                    # an earlier attempt's lookup tables, of a schema now gone
+                    old.unlink()
+                try:
+                    self._follow(Path(scratch) / f"scratch-{attempt}.sqlite3", watch, interval)
+                    return self.report
+                except SchemaInFlux as exc:
+                    if not watch:
+                        raise
+                    if str(exc) != waiting:
+                        waiting = str(exc)
+                        self.log(f"{waiting}; waiting")
+                    if self.stop.wait(interval):
+                        return self.report
+
+    def _follow(self, scratch: Path, watch: bool, interval: float) -> None:
+        """Open the file (a scratch database of its own) and push it: once, or until ``stop``.
+        A read that fails because the file's schema moved raises :class:`SchemaInFlux`."""
+        self.db, self.schema = open_source(self.database, scratch, check_integrity=not watch)
+        try:
+            if self.report.schema and self.report.schema != self.schema.label:
+                self.log(f"{self.database}: schema now {self.schema.label}; following it")
+            self.report.schema = self.schema.label
+            for note in self.schema.notes:
+                if note not in self.noted:
+                    self.noted.add(note)
                     self.report.warn("schema newer than this Redline", note)
-                self.ids = IdentifierCache()
+            self.ids = IdentifierCache()
+            try:
                 self._cycle()
                 while watch and not self.stop.is_set():
                     if self._changed(interval):
                         self._cycle()
-            finally:
-                self.db.close()
-        return self.report
+            except sqlite3.DatabaseError as exc:
+                raise reading_failed(exc, self.db, self.schema, self.database) from None
+        finally:
+            self.db.close()
 
     def _changed(self, interval: float) -> bool:
         """Wait until PyRIT committed something since the last cycle began (``data_version``
@@ -271,6 +304,8 @@ class Pusher:
     def _cycle(self) -> None:
         # taken first: a commit while the cycle runs makes the next cycle look again
         self.version = self._data_version()
+        # a migration since the schema was detected: its readers would name what is gone
+        check_schema(self.db, self.schema, self.database)
         horizon = self._horizon()
         tracked = frozenset(t for t in self._tables() if t not in APPEND_ONLY)
         reader = ChunkReader(
@@ -376,7 +411,7 @@ class Pusher:
                     failed.add(path)
                     self.report.warn(
                         "row not accepted by Redline",
-                        f"{error.get('id') or path}: {error.get('message')}",
+                        refused_line(path, error.get("id"), str(error.get("message"))),
                     )
             media = self._send_media(prepared.media)
             self.report.batches += 1

@@ -52,7 +52,7 @@ from memory.models.rollups import (
 )
 from memory.models.scenarios import ScenarioResult
 from memory.models.scores import ScorableContent, Score
-from memory.models.tags import HarmCategory, Label
+from memory.models.tags import HarmCategory, Label, label_value_sha256
 from memory.models.webhooks import (
     SUBSCRIBABLE_EVENTS,
     DeliveryState,
@@ -128,4 +128,5 @@ __all__ = [
     "WebhookEndpoint",
     "WebhookEvent",
     "WebhookFormat",
+    "label_value_sha256",
 ]

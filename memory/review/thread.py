@@ -892,6 +892,15 @@ class InspectorEntry:
     role: str
     node: IdentNode
     links: list[tuple[str, str]]
+    #: The identifier-hash column PyRIT stored beside the JSON (kept in the object's
+    #: ``extra``, docs/import.md), when the page's object has one: it may differ from the
+    #: JSON's hash (PyRIT 1.1.0's scenario attacks).
+    stored_hash: str | None = None
+
+    @property
+    def stored_hash_differs(self) -> bool:
+        """Whether PyRIT's stored column names another hash than the identifier's own."""
+        return bool(self.stored_hash) and self.stored_hash != self.node.row.hash
 
 
 @dataclass
@@ -1003,16 +1012,27 @@ def _inspector(
     attack_rows: Sequence[tuple[str, ComponentIdentifier | None]],
     target_rows: Iterable[ComponentIdentifier],
     threads: Iterable[ThreadView],
+    stored: dict[str, str | None] | None = None,
 ) -> list[InspectorEntry]:
-    """Every identifier on the page, once, with its filter links (attack list contract)."""
+    """Every identifier on the page, once, with its filter links (attack list contract).
+    ``stored``: role → the hash column PyRIT stored for the identifier of that role."""
     entries: list[InspectorEntry] = []
     seen: set[str] = set()
+    stored = stored or {}
 
     def add(role: str, row: ComponentIdentifier | None, links) -> None:
         if row is None or row.hash in seen or row.hash not in nodes:
             return
         seen.add(row.hash)
-        entries.append(InspectorEntry(role=role, node=nodes[row.hash], links=links(row)))
+        column = stored.get(role)
+        entries.append(
+            InspectorEntry(
+                role=role,
+                node=nodes[row.hash],
+                links=links(row),
+                stored_hash=column if isinstance(column, str) else None,
+            )
+        )
 
     for role, row in attack_rows:
         add(role, row, _attack_links)
@@ -1151,6 +1171,10 @@ def attack_page(
             ],
             target_rows=target_rows,
             threads=threads.values(),
+            stored={
+                "Atomic attack": attack.extra.get("atomic_attack_identifier_hash"),
+                "Target": attack.conversation.extra.get("target_identifier_hash"),
+            },
         ),
     )
 
@@ -1210,6 +1234,7 @@ def conversation_page(
             attack_rows=[("Attack", row) for row in attack_rows],
             target_rows=target_rows,
             threads=[thread],
+            stored={"Target": conversation.extra.get("target_identifier_hash")},
         ),
     )
 

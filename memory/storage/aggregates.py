@@ -64,6 +64,7 @@ from memory.models import (
     ObjectiveRollup,
     RelatedConversation,
     Score,
+    label_value_sha256,
 )
 from memory.storage.crosswalk import Crosswalk, crosswalk_current
 from redteam.core.choices import AttackOutcome, ScoreType
@@ -455,10 +456,16 @@ def _rollup(scope: Scope, name: str, alias: str = "") -> tuple[str, str, list[An
         return f"memory_rollup_{name}", f"{column}n > 0", []
     return (
         f"memory_rollup_label_{name}",
-        f"{column}scope = (SELECT id FROM {Label._meta.db_table} WHERE key = %s AND value = %s) "
+        f"{column}scope = (SELECT id FROM {Label._meta.db_table} "
+        "WHERE key = %s AND value_sha256 = %s AND value = %s) "
         f"AND {column}n > 0",
-        # As stored: a label's columns hold U+FFFE doubled (``redteam.core.nul``).
-        [escape_nul(part) for part in scope.rollup_label],
+        # As stored: a label's columns hold U+FFFE doubled (``redteam.core.nul``); the hash is
+        # of the text itself.
+        [
+            escape_nul(scope.rollup_label[0]),
+            label_value_sha256(scope.rollup_label[1]),
+            escape_nul(scope.rollup_label[1]),
+        ],
     )
 
 
@@ -468,7 +475,7 @@ def _rollup_rows_of(scope: Scope, whole: type[Model], scoped: type[Model]) -> Qu
     if scope.rollup_label is None:
         return whole.objects.using(scope.attacks.db).filter(n__gt=0)
     key, value = scope.rollup_label
-    label = Label.objects.using(scope.attacks.db).filter(key=key, value=value).values("pk")
+    label = Label.objects.using(scope.attacks.db).filter(Label.matching(key, value)).values("pk")
     return scoped.objects.using(scope.attacks.db).filter(scope=Subquery(label[:1]), n__gt=0)
 
 

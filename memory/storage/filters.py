@@ -79,7 +79,7 @@ class LabelsFilter(django_filters.Filter):
             return qs
         wanted = Q()
         for key, label_value in value:
-            wanted |= Q(key=key, value=label_value)
+            wanted |= Label.matching(key, label_value)
         ids = {
             (k, v): pk
             for pk, k, v in Label.objects.filter(wanted).values_list("pk", "key", "value")

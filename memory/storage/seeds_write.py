@@ -58,6 +58,8 @@ class SeedPlan:
         self.path_of = path_of
         self.problems: list[Problem] = []
         self.status: dict[str, str] = {}
+        #: Datasets created for seeds' ``dataset_name`` alone (no item of their own to count)
+        self.implicit_datasets = 0
 
     def check(self) -> None:
         """Seed rules per seed, group rules per group (with its stored members)."""
@@ -163,8 +165,14 @@ class SeedPlan:
 
     def _datasets(self) -> dict[str, SeedDataset]:
         names = {s.dataset_name for s in self.seeds if s.dataset_name}
-        names |= {d.name for d in self.datasets}
-        return seed_datasets_ensure(names=names, actor=self.actor)
+        sent = {d.name for d in self.datasets}
+        found = seed_datasets_ensure(names=names | sent, actor=self.actor)
+        self.implicit_datasets = sum(
+            1
+            for name, dataset in found.items()
+            if name not in sent and getattr(dataset, "_created", False)
+        )
+        return found
 
     def _dataset_defaults(self, datasets: dict[str, SeedDataset]) -> None:
         """A sent dataset's defaults: all of them on a new dataset, the missing ones on a

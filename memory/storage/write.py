@@ -243,7 +243,8 @@ def ingest_report(
 ) -> IngestReport:
     """The report of one batch: counts per kind (each item's status in ``plan``, anything it
     does not name unchanged), every problem as an error, and each item when ``list_items``.
-    ``plan`` is anything with ``status`` (path → status) and ``implicit_conversations``; None
+    ``plan`` is anything with ``status`` (path → status), ``implicit_conversations`` and
+    ``implicit_datasets``; None
     when nothing was written."""
     counts = {kind: {CREATED: 0, UPDATED: 0, UNCHANGED: 0, ERROR: 0} for kind in KINDS}
     errors = []
@@ -277,6 +278,8 @@ def ingest_report(
     if plan is not None:
         # conversations created implicitly (by a piece or an attack) have no item of their own
         counts["conversations"][CREATED] += plan.implicit_conversations
+        # likewise datasets created for the dataset names seeds carry (all of PyRIT's)
+        counts["seed_datasets"][CREATED] += plan.implicit_datasets
     return IngestReport(
         counts=counts,
         errors=errors,
@@ -368,6 +371,7 @@ class _Plan:
     problems: list[Problem] = field(default_factory=list)
     status: dict[str, str] = field(default_factory=dict)
     implicit_conversations: int = 0
+    implicit_datasets: int = 0
 
     # --- checks (database reads only) ---------------------------------------------------------
 
@@ -682,6 +686,7 @@ class _Plan:
         self.seeds.write()
         # the seed plan decides created / updated / unchanged only while writing
         self.status.update(self.seeds.status)
+        self.implicit_datasets = self.seeds.implicit_datasets
 
     def _push_source(self) -> PushSource | None:
         """The batch's push source (``redline-push``), recorded once and touched per push."""
@@ -1501,12 +1506,18 @@ def label_rows(pairs: set[tuple[str, str]]) -> dict[tuple[str, str], int]:
     """Ids of the label rows for ``pairs``, inserting new ones (two statements, or none)."""
     if not pairs:
         return {}
-    insert_ignore([Label(key=k, value=v) for k, v in pairs])
+    labels = [Label.of(k, v) for k, v in pairs]
+    insert_ignore(labels)
+    # found by the pair index: (key, hash) of each pair, the value compared as well
+    wanted = {(label.key, label.value_sha256) for label in labels}
     keys = {k for k, _ in pairs}
+    hashes = {h for _, h in wanted}
     return {
         (k, v): pk
-        for pk, k, v in Label.objects.filter(key__in=keys).values_list("id", "key", "value")
-        if (k, v) in pairs
+        for pk, k, v, h in Label.objects.filter(key__in=keys, value_sha256__in=hashes).values_list(
+            "id", "key", "value", "value_sha256"
+        )
+        if (k, h) in wanted and (k, v) in pairs
     }
 
 

@@ -176,6 +176,8 @@ def test_label_volume(memory):
     attacks = list(AttackResult.objects.order_by("pk")[:5])
     # A value with U+FFFE, which a label's column stores escaped: looked up as stored.
     attacks[0].label_index.add(Label.objects.create(key="team", value="red\ufffeblue"))
+    # A value as long as PyRIT writes them: found through its hash, by the rollups too.
+    attacks[1].label_index.add(Label.objects.create(key="note", value="n" * 4_003 + "\x00"))
     AttackResult.label_index.through.objects.bulk_create(
         [AttackResult.label_index.through(attackresult=a, label=label) for a in attacks]
     )  # one statement, many links

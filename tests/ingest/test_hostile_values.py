@@ -37,7 +37,12 @@ def _errors(response) -> dict[str, str]:
         ({"sequence": 2**31}, "message_pieces[1].sequence", "must be <="),
         ({"original_value": "bad \ud800 text"}, "message_pieces[1].original_value", "surrogate"),
         ({"labels": {"op": {"nested": 1}}}, "message_pieces[1].labels", "must be text"),
-        ({"labels": {"op": "x" * 1025}}, "message_pieces[1].labels.op", "at most 1,024"),
+        # a label's value may be any length (PyRIT writes 4,004 characters); its name may not
+        (
+            {"labels": {"k" * 256: "x" * 4_004}},
+            "message_pieces[1].labels." + "k" * 256,
+            "at most 255",
+        ),
         ({"conversation_id": "c" * 256}, "message_pieces[1].conversation_id", "at most 255"),
         ({"pyrit_version": "1" * 33}, "message_pieces[1].pyrit_version", "at most 32"),
         (
@@ -112,3 +117,23 @@ def test_a_surrogate_in_an_id_or_key_is_reported_not_a_500(ingest_client):
     errors = response.json()["errors"]
     assert any("surrogate" in e["message"] for e in errors)
     assert any("\\udfff" in (e["id"] or "") or "\\ud800" in e["path"] for e in errors)
+
+
+def test_a_label_value_of_any_length_is_stored_and_found(ingest_client):
+    """PyRIT writes labels of 4,004 characters: a piece and an attack result carrying one
+    are stored whole, and the label filter finds the attack (issue 34)."""
+    long = "é" * 4_004
+    piece = _piece("conv-long", labels={"note": long})
+    attack = {
+        "conversation_id": "conv-long",
+        "objective": "o",
+        "outcome": "success",
+        "labels": {"note": long},
+    }
+    response = post_json(ingest_client, {"message_pieces": [piece], "attack_results": [attack]})
+    assert response.status_code == 200, response.content
+    assert MessagePiece.objects.get().labels == {"note": long}
+    assert AttackResult.objects.get().labels == {"note": long}
+    found = ingest_client.get("/api/v1/attack-results/", {"labels": f"note:{long}"})
+    assert found.status_code == 200, found.content
+    assert [a["conversation_id"] for a in found.json()["results"]] == ["conv-long"]

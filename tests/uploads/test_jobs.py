@@ -241,6 +241,7 @@ def test_the_real_importer_imports_a_dbdata_zip(ingester, workdirs):
     assert summary["created"]["message_pieces"] == 162
     assert summary["created"]["attack_results"] == 24
     assert summary["media_missing"] == 0 and summary["media_matched"] > 0
+    assert summary["upload_kind"] == "zip"
     assert not any(w.exists() for w in workdirs)
 
     again = _job(ingester, "dbdata.zip", dbdata_zip(FIXTURE_110), "zip")

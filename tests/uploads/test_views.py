@@ -191,6 +191,16 @@ def test_a_finished_job_stops_polling_and_shows_the_summary(ingest_client, job):
     assert "&lt;b&gt;x&lt;/b&gt;" in fragment and "<b>x</b>" not in fragment
 
 
+def test_the_missing_media_hint_offers_a_zip_only_after_a_bare_database(ingest_client, job):
+    _succeed(job, media_missing=2, upload_kind="sqlite")
+    page = ingest_client.get(_detail(job)).content.decode()
+    assert "or import a zip of the whole dbdata folder" in page
+    _succeed(job, media_missing=2, upload_kind="zip")
+    page = ingest_client.get(_detail(job)).content.decode()
+    assert "import a zip" not in page
+    assert "this zip did not hold them where the database names them" in page
+
+
 def test_refused_rows_are_called_out(ingest_client, job):
     _succeed(job, refused={"message_pieces": 3, "scores": 0})
     page = ingest_client.get(_detail(job)).content.decode()

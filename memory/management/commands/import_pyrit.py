@@ -1,4 +1,5 @@
-"""Import a PyRIT SQLite memory file (any version from 0.9 to 1.1.0) with its media."""
+"""Import a PyRIT SQLite memory file (any version the reader knows, ``KNOWN_VERSIONS``) with
+its media."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from memory.transfer.importers.runner import DEFAULT_CHUNK_ROWS, WRITE_PATHS
 from memory.transfer.importers.service import ImportFailed, ImportSummary, import_pyrit_db
+from pyrit_memory_reader.source import KNOWN_VERSIONS
 
 
 class _PlainProgress:
@@ -114,9 +116,9 @@ class Command(BaseCommand):
     """``manage.py import_pyrit PATH``: read a PyRIT memory file into Redline (read-only)."""
 
     help = (
-        "Import a PyRIT SQLite memory file (PyRIT 0.9 to 1.1.0) and its media; it stores what "
-        "the ingestion service stores. The file is opened read-only. Safe to run again: nothing is "
-        "duplicated."
+        f"Import a PyRIT SQLite memory file (PyRIT {KNOWN_VERSIONS}, and a newer one as far as "
+        "it is understood) and its media; it stores what the ingestion service stores. The file "
+        "is opened read-only. Safe to run again: nothing is duplicated."
     )
 
     def add_arguments(self, parser) -> None:

@@ -39,10 +39,12 @@ REDLINE_KEYS: dict[str, tuple[str, ...]] = {
         "retries",
         "pyrit_version",
         "attack_result_id",
+        # the stored columns PyRIT keys its identifier tables by, kept as stored (``extra``)
+        "target_identifier_hash",
     ),
     "piece": PIECE_KEYS,
     # PyRIT 1.2's ``is_intermediate`` arrives as an unknown key and is kept in ``extra``.
-    "score": (*SCORE_KEYS, "is_intermediate"),
+    "score": (*SCORE_KEYS, "is_intermediate", "scorer_identifier_hash"),
     "scorable_content": ("id", "value", "value_sha256", "data_type", "timestamp"),
     "attack_result": (
         "attack_result_id",
@@ -75,6 +77,7 @@ REDLINE_KEYS: dict[str, tuple[str, ...]] = {
         "operation",
         "preparation_conversation_ids",
         "objective_target_eval_hash_v1",
+        "atomic_attack_identifier_hash",
         "pyrit_version",
     ),
     "scenario_result": (
@@ -97,6 +100,7 @@ REDLINE_KEYS: dict[str, tuple[str, ...]] = {
         "pyrit_version",
         "objective_target_identifier",
         "objective_scorer_identifier",
+        "scenario_identifier_hash",
     ),
     "seed_dataset": (
         "dataset_name",

@@ -1,1 +1,2 @@
-"""Importers of PyRIT memory databases (SQLite files written by PyRIT 0.9 to 1.1.0)."""
+"""Importers of PyRIT memory databases (SQLite files of the PyRIT versions
+``pyrit_memory_reader.source.KNOWN_VERSIONS`` names)."""

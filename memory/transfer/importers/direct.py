@@ -142,6 +142,8 @@ class _Outcome:
 
     status: dict[str, str] = field(default_factory=dict)
     implicit_conversations: int = 0
+    #: the direct path writes no seeds: no dataset is created by it
+    implicit_datasets: int = 0
 
 
 # The columns only the writer can fill (surrogate keys), per table.

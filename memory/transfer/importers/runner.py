@@ -31,6 +31,7 @@ import multiprocessing
 import pickle
 import queue
 import signal
+import sqlite3
 import tempfile
 import threading
 import time
@@ -53,7 +54,12 @@ from memory.transfer.importers.direct import DirectAttacks, DirectRows, DirectWr
 from memory.transfer.importers.errors import ImportFailed
 from memory.transfer.ingest.normalize import normalize_batch
 from memory.transfer.ingest.readers import parse_identifier
-from pyrit_memory_reader.chunks import DEFAULT_CHUNK_ROWS, ChunkReader, WarningLog
+from pyrit_memory_reader.chunks import (
+    DEFAULT_CHUNK_ROWS,
+    ChunkReader,
+    WarningLog,
+    refused_line,
+)
 from pyrit_memory_reader.media import (
     MediaFile,
     MediaFiles,
@@ -62,7 +68,13 @@ from pyrit_memory_reader.media import (
     piece_owner,
 )
 from pyrit_memory_reader.rows import IdentifierCache
-from pyrit_memory_reader.source import TABLES, Schema, open_source
+from pyrit_memory_reader.source import (
+    TABLES,
+    Schema,
+    check_schema,
+    open_source,
+    reading_failed,
+)
 from redteam.core.choices import is_media_value
 from redteam.core.collector import fewer_collections
 from redteam.core.errors import Problem
@@ -226,12 +238,18 @@ class Importer:
             db, schema = open_source(self.path, Path(scratch) / "scratch.sqlite3")
             try:
                 self.db, self.schema = db, schema
-                self._prepare()
-                with _bulk_pragmas(), fewer_collections():
-                    if self.forked:
-                        self._import_all_forked(Path(scratch) / "reader.sqlite3")
-                    else:
-                        self._import_all()
+                try:
+                    self._prepare()
+                    # the reading processes open the file again: on the schema detected here
+                    check_schema(db, schema, self.path)
+                    with _bulk_pragmas(), fewer_collections():
+                        if self.forked:
+                            self._import_all_forked(Path(scratch) / "reader.sqlite3")
+                        else:
+                            self._import_all()
+                except sqlite3.DatabaseError as exc:
+                    # PyRIT migrating the file meanwhile, or damage met late: one line
+                    raise reading_failed(exc, db, schema, self.path) from None
                 count, names = self.media.unused(limit=_UNUSED_LISTED)
                 self.tally.media_unused_count, self.tally.media_unused = count, names
             finally:
@@ -512,7 +530,9 @@ class Importer:
     def _refused(self, path: str, item_id: str | None, message: str) -> None:
         kind = path.split("[", 1)[0].split(".", 1)[0]
         table = _TABLE_OF_KIND.get(kind, kind)
-        self.tally.warnings.add(f"row of {table} not imported", f"{item_id or path}: {message}")
+        self.tally.warnings.add(
+            f"row of {table} not imported", refused_line(path, item_id, message)
+        )
 
     def _dry_count(self, batch: NormalizedBatch, problems: list[Problem]) -> None:
         """Dry run: what would be created or is already stored, by id, without writing."""

@@ -83,7 +83,7 @@ def import_job_run(*, job_id: uuid.UUID) -> ImportJob | None:
     progress = _ProgressWriter(job.pk)
     workdir = Path(tempfile.mkdtemp(prefix="redline-import-"))
     try:
-        database, media_root = _prepare(job, workdir, progress)
+        database, media_root, kind = _prepare(job, workdir, progress)
         progress({"phase": "importing"}, force=True)
         summary = importer.import_pyrit_db(
             path=database,
@@ -107,16 +107,21 @@ def import_job_run(*, job_id: uuid.UUID) -> ImportJob | None:
         )
         raise
     else:
+        # what was uploaded decides the page's hint for missing media (a zip held them or not)
         _finish(
-            job, status=ImportStatus.SUCCEEDED, progress=progress.latest, summary=summary.as_dict()
+            job,
+            status=ImportStatus.SUCCEEDED,
+            progress=progress.latest,
+            summary={**summary.as_dict(), "upload_kind": kind},
         )
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     return job
 
 
-def _prepare(job: ImportJob, workdir: Path, progress: _ProgressWriter) -> tuple[Path, Path]:
-    """The database file to import and the folder to match media in."""
+def _prepare(job: ImportJob, workdir: Path, progress: _ProgressWriter) -> tuple[Path, Path, str]:
+    """The database file to import, the folder to match media in, and what was uploaded
+    (``sqlite`` or ``zip``)."""
     upload = _local_copy(job, workdir)
     with upload.open("rb") as handle:
         kind = sniff_upload(handle.read(HEAD_BYTES))
@@ -125,16 +130,17 @@ def _prepare(job: ImportJob, workdir: Path, progress: _ProgressWriter) -> tuple[
         # upload: that folder holds other people's uploads.
         no_media = workdir / "no-media"
         no_media.mkdir(mode=0o700)
-        return upload, no_media
+        return upload, no_media, kind
     target = workdir / "dbdata"
     target.mkdir(mode=0o700)
     progress({"phase": "unpacking"}, force=True)
-    return extract_zip(
+    database, media_root = extract_zip(
         upload,
         target,
         upload_limits().zip,
         lambda done, total: progress({"phase": "unpacking", "done": done, "total": total}),
     )
+    return database, media_root, kind
 
 
 def _local_copy(job: ImportJob, workdir: Path) -> Path:

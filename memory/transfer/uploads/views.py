@@ -21,6 +21,7 @@ from memory.models import ImportJob, ImportStatus
 from memory.transfer.uploads.forms import ImportUploadForm
 from memory.transfer.uploads.limits import upload_limits
 from memory.transfer.uploads.services import import_job_create, import_jobs_fail_stalled
+from pyrit_memory_reader.source import KNOWN_VERSIONS
 from redteam.core.htmx import wants_fragment
 
 JOBS_PER_PAGE = 20
@@ -62,6 +63,7 @@ def import_list(request: HttpRequest) -> HttpResponse:
         "jobs": jobs,
         "any_active": any(job.status in ACTIVE for job in jobs),
         "limits": upload_limits(),
+        "known_versions": KNOWN_VERSIONS,
     }
     if wants_fragment(request) and request.method == "GET":
         return render(request, "uploads/import_list.html#jobs", context)
