@@ -25,6 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from memory.transfer.shapes import PIECE_KEYS, SCORE_KEYS
@@ -363,10 +364,21 @@ class Shape:
     nested: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     discriminator: str | None = None
     variants: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Date-time keys written as Python's ``datetime.isoformat()`` (``+00:00``, never ``Z``).
+    dates: tuple[str, ...] = ()
+    #: ``{key: {value: written value}}`` for values the PyRIT version has no word for.
+    replaced: Mapping[str, Mapping[Any, Any]] = field(default_factory=dict)
+    #: The object key (a JSON object) that records each replaced value under
+    #: :data:`REPLACED_KEY`, so the change travels with the object into PyRIT's memory.
+    replaced_in: str | None = None
 
     def all_keys(self) -> tuple[str, ...]:
         """Every key this shape can keep (all variants), in first-seen order."""
         return tuple(dict.fromkeys([*self.keys, *(k for v in self.variants.values() for k in v)]))
+
+
+#: Key of the record of replaced values, inside the object's ``replaced_in`` key.
+REPLACED_KEY = "redline_replaced"
 
 
 @dataclass(frozen=True)
@@ -389,6 +401,9 @@ class Profile:
     moved: Mapping[str, str] = field(default_factory=dict)
     #: What is lost beyond keys, for the docs.
     notes: tuple[str, ...] = ()
+    #: Written as the document's ``note`` (a key ingestion reads as meta): what a reader must
+    #: know to load it. Empty: no ``note``.
+    note: str = ""
 
     @property
     def lossless(self) -> bool:
@@ -423,7 +438,23 @@ def _shaped(shapes: Mapping[str, Shape], kind: str, item: dict[str, Any]) -> dic
                     name: [_shaped(shapes, inner, v) for v in vs] for name, vs in value.items()
                 }
         out[key] = value
+    for key in rule.dates:
+        if isinstance(out.get(key), str):
+            out[key] = iso_offset(out[key])
+    for key, table in rule.replaced.items():
+        if key in out and out[key] in table:
+            original, out[key] = out[key], table[out[key]]
+            if rule.replaced_in is not None:
+                record = dict(out.get(rule.replaced_in) or {})
+                record[REPLACED_KEY] = {**record.get(REPLACED_KEY, {}), key: original}
+                out[rule.replaced_in] = record
     return out
+
+
+def iso_offset(value: str) -> str:
+    """An ISO 8601 date-time as ``datetime.isoformat()`` writes it: ``Z`` becomes ``+00:00``,
+    which ``datetime.fromisoformat`` reads on every Python (3.10 refuses ``Z``)."""
+    return datetime.fromisoformat(value).isoformat()
 
 
 _CONVERSATION_ITEM = Shape(
@@ -497,6 +528,11 @@ PYRIT_1_1 = Profile(
     ),
 )
 
+#: The outcomes 1.x has and 0.12.1's ``AttackOutcome`` (success, failure, undetermined) lacks.
+OUTCOMES_012 = {"error": "undetermined"}
+#: 0.12.1's ``add_seeds_to_memory_async`` refuses a seed without ``added_by`` (1.x allows it).
+ADDED_BY_012 = {None: "unknown", "": "unknown"}
+
 PYRIT_0_12 = Profile(
     name="pyrit-0.12",
     title="PyRIT 0.12.1: every object is its class's keyword arguments",
@@ -508,13 +544,22 @@ PYRIT_0_12 = Profile(
         "seed_groups": "seed_groups",
     },
     shapes={
-        "piece": Shape(keys=_PIECE_012, nested={"scores": ("score", "list")}),
-        "score": Shape(keys=_SCORE_012),
+        "piece": Shape(keys=_PIECE_012, nested={"scores": ("score", "list")}, dates=("timestamp",)),
+        "score": Shape(keys=_SCORE_012, dates=("timestamp",)),
         "attack_result": Shape(
             keys=_ATTACK_012,
             nested={"last_response": ("piece", "one"), "last_score": ("score", "one")},
+            replaced={"outcome": OUTCOMES_012},
+            replaced_in="metadata",
         ),
-        "seed": Shape(discriminator="seed_type", variants=_SEEDS_012, keys=_SEEDS_012["prompt"]),
+        "seed": Shape(
+            discriminator="seed_type",
+            variants=_SEEDS_012,
+            keys=_SEEDS_012["prompt"],
+            dates=("date_added",),
+            replaced={"added_by": ADDED_BY_012},
+            replaced_in="metadata",
+        ),
         "seed_group": Shape(keys=("seeds",), nested={"seeds": ("seed", "list")}),
     },
     flat_pieces=True,
@@ -526,9 +571,30 @@ PYRIT_0_12 = Profile(
         "`scenario_results`: 0.12.1 builds a `ScenarioResult` from a `ScenarioIdentifier` "
         "object that no JSON key maps to; their attack results are in `attack_results`.",
         "`scorable_contents`, `seed_datasets`, `pyrit_records`: 0.12.1 has none of them.",
-        "Values are as Redline stores them: 0.12.1's constructors take datetimes and "
-        "`ComponentIdentifier.from_dict(...)` where the JSON has ISO strings and dicts, and a "
-        "1.1.0 score without a value (`undetermined`) has no 0.12 equivalent.",
+        "Dates (`timestamp` of pieces and scores, `date_added` of seeds) are written as "
+        "0.12.1's `to_dict()` writes them, `datetime.isoformat()` with `+00:00`, which "
+        "`datetime.fromisoformat` reads on every Python 0.12.1 supports (3.10 refuses `Z`).",
+        "An attack outcome 0.12.1's `AttackOutcome` lacks, `error` (PyRIT 1.x), is written "
+        "as `undetermined`, and the attack's `metadata` records it: "
+        '`"redline_replaced": {"outcome": "error"}` (0.12.1 stores that metadata).',
+        "A seed without `added_by` (PyRIT 1.x allows it; 0.12.1's `add_seeds_to_memory_async` "
+        'refuses it) is written with `added_by: "unknown"`, and its `metadata` records '
+        '`"redline_replaced": {"added_by": null}`.',
+        "A score without a value (1.1.0 allows one) is written as it is: 0.12.1's `Score` "
+        "refuses it (`true_false` must be `true` or `false`, `float_scale` a number from 0 "
+        "to 1), so such a document does not load into 0.12.1 (no fixture holds one).",
+    ),
+    note=(
+        "PyRIT 0.12.1 profile. 0.12.1 has no JSON loader: build each object with its class, "
+        "every key as a keyword argument (MessagePiece, Score, AttackResult, SeedGroup), "
+        "turning what JSON cannot hold into PyRIT's types: dates (timestamp, date_added) with "
+        "datetime.fromisoformat; identifiers with ComponentIdentifier.from_dict; embedded "
+        "pieces and scores with MessagePiece and Score; outcome with AttackOutcome; "
+        "related_conversations with ConversationReference. docs/examples/load_pyrit_0_12.py "
+        "does exactly that. The outcome error (0.12.1 has none) is written as undetermined, "
+        'and the attack\'s metadata says so: "redline_replaced": {"outcome": "error"}; a seed '
+        'without added_by (0.12.1 requires one) gets "unknown" and "redline_replaced": '
+        '{"added_by": null} in its metadata.'
     ),
 )
 
