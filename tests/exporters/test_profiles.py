@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from datetime import datetime
 from pathlib import Path
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid4
 
 import pytest
 from django.conf import settings
@@ -36,8 +36,10 @@ from memory.transfer.exporters.profiles import (
     export_profile,
 )
 from memory.transfer.importers.service import import_pyrit_db
+from redteam.core.choices import ScoreStatus, ScoreType
 from tests.conftest import FIXTURES_DIR
 from tests.exporters.conftest import EXPORT_012, EXPORT_110, export_bytes, export_doc, ingest_ok
+from tests.factories import make_attack, make_conversation, make_message, make_piece, make_score
 
 pytestmark = pytest.mark.django_db
 
@@ -409,3 +411,27 @@ def test_the_docs_table_names_what_1_1_rejects():
     for key in ("labels", "targeted_harm_categories", "originator", "media"):
         assert f"`{key}`" in piece_row.split("|")[2]
     assert "`objective_sha256`" in table
+
+
+def test_pyrit_0_12_leaves_out_a_score_without_a_value():
+    """0.12.1's Score refuses a null value; the lossless document keeps the score."""
+    conversation = make_conversation()
+    piece = make_piece(make_message(conversation, 0, "assistant"), "maybe")
+    judged = make_score(piece, value="true", score_type=ScoreType.TRUE_FALSE)
+    open_score = make_score(piece, value=None, status=ScoreStatus.UNDETERMINED)
+    unstored = make_score(
+        None, value=None, status=ScoreStatus.UNDETERMINED, message_piece_id=uuid4()
+    )
+    make_attack(conversation, last_score=open_score)
+
+    lossless = export_doc()
+    document = export_doc(profile="pyrit-0.12")
+
+    lossless_ids = {s["id"] for kind, s in _all_objects(lossless) if kind == "score"}
+    assert {str(open_score.id), str(unstored.id), str(judged.id)} <= lossless_ids
+    ((embedded_piece,),) = [document["message_pieces"]]
+    assert [s["id"] for s in embedded_piece["scores"]] == [str(judged.id)]
+    assert document["scores"] == []
+    (attack,) = document["attack_results"]
+    assert attack["last_score"] is None
+    assert "score without a value" in document["note"].replace("A score", "a score")

@@ -203,7 +203,9 @@ class MemoryExport:
                         "value": content.value,
                         "data_type": content.data_type,
                     }
-                yield iter((dumps(self.profile.shape("score", data)),))
+                shaped = self.profile.shape("score", data)
+                if shaped is not None:  # else a score the profile's PyRIT cannot build
+                    yield iter((dumps(shaped),))
 
     def _scored_contents(self, scores: Iterable[Score]) -> dict[str, ScorableContent]:
         """The stored loose content of ``scores``, by id, when the profile inlines it (one

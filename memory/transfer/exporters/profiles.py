@@ -371,6 +371,9 @@ class Shape:
     #: The object key (a JSON object) that records each replaced value under
     #: :data:`REPLACED_KEY`, so the change travels with the object into PyRIT's memory.
     replaced_in: str | None = None
+    #: Keys the PyRIT version's class cannot be built without: an object whose value of one
+    #: is null is left out (dropped from its list; an embedded one becomes null).
+    required: tuple[str, ...] = ()
 
     def all_keys(self) -> tuple[str, ...]:
         """Every key this shape can keep (all variants), in first-seen order."""
@@ -410,15 +413,18 @@ class Profile:
         """The default document: nothing is reshaped."""
         return not self.shapes
 
-    def shape(self, kind: str, item: dict[str, Any]) -> dict[str, Any]:
-        """``item`` (an object of ``kind``) with only the keys this profile keeps."""
+    def shape(self, kind: str, item: dict[str, Any]) -> dict[str, Any] | None:
+        """``item`` (an object of ``kind``) with only the keys this profile keeps; None when
+        the profile leaves the object out (a required key is null)."""
         if self.lossless:
             return item
         return _shaped(self.shapes, kind, item)
 
 
-def _shaped(shapes: Mapping[str, Shape], kind: str, item: dict[str, Any]) -> dict[str, Any]:
+def _shaped(shapes: Mapping[str, Shape], kind: str, item: dict[str, Any]) -> dict[str, Any] | None:
     rule = shapes[kind]
+    if any(item.get(key) is None for key in rule.required):
+        return None
     keys = rule.keys
     if rule.discriminator is not None:
         keys = rule.variants.get(item.get(rule.discriminator), rule.keys)
@@ -432,11 +438,9 @@ def _shaped(shapes: Mapping[str, Shape], kind: str, item: dict[str, Any]) -> dic
             if container == "one":
                 value = _shaped(shapes, inner, value)
             elif container == "list":
-                value = [_shaped(shapes, inner, v) for v in value]
+                value = _kept(shapes, inner, value)
             else:
-                value = {
-                    name: [_shaped(shapes, inner, v) for v in vs] for name, vs in value.items()
-                }
+                value = {name: _kept(shapes, inner, vs) for name, vs in value.items()}
         out[key] = value
     for key in rule.dates:
         if isinstance(out.get(key), str):
@@ -449,6 +453,10 @@ def _shaped(shapes: Mapping[str, Shape], kind: str, item: dict[str, Any]) -> dic
                 record[REPLACED_KEY] = {**record.get(REPLACED_KEY, {}), key: original}
                 out[rule.replaced_in] = record
     return out
+
+
+def _kept(shapes: Mapping[str, Shape], kind: str, items: list[Any]) -> list[dict[str, Any]]:
+    return [out for v in items if (out := _shaped(shapes, kind, v)) is not None]
 
 
 def iso_offset(value: str) -> str:
@@ -545,7 +553,9 @@ PYRIT_0_12 = Profile(
     },
     shapes={
         "piece": Shape(keys=_PIECE_012, nested={"scores": ("score", "list")}, dates=("timestamp",)),
-        "score": Shape(keys=_SCORE_012, dates=("timestamp",)),
+        # 0.12.1's Score refuses a null value (true_false must be true or false, float_scale
+        # a number): a 1.1.0 score that reached no verdict (status undetermined) has none.
+        "score": Shape(keys=_SCORE_012, dates=("timestamp",), required=("score_value",)),
         "attack_result": Shape(
             keys=_ATTACK_012,
             nested={"last_response": ("piece", "one"), "last_score": ("score", "one")},
@@ -580,9 +590,10 @@ PYRIT_0_12 = Profile(
         "A seed without `added_by` (PyRIT 1.x allows it; 0.12.1's `add_seeds_to_memory_async` "
         'refuses it) is written with `added_by: "unknown"`, and its `metadata` records '
         '`"redline_replaced": {"added_by": null}`.',
-        "A score without a value (1.1.0 allows one) is written as it is: 0.12.1's `Score` "
-        "refuses it (`true_false` must be `true` or `false`, `float_scale` a number from 0 "
-        "to 1), so such a document does not load into 0.12.1 (no fixture holds one).",
+        "A score without a value (a 1.1.0 score whose `status` is `undetermined`) is left "
+        "out: 0.12.1's `Score` refuses it (`true_false` must be `true` or `false`, "
+        "`float_scale` a number from 0 to 1). It is missing from its piece's `scores` and "
+        "from `scores`; an attack whose `last_score` it is has `last_score: null`.",
     ),
     note=(
         "PyRIT 0.12.1 profile. 0.12.1 has no JSON loader: build each object with its class, "
@@ -594,7 +605,9 @@ PYRIT_0_12 = Profile(
         "does exactly that. The outcome error (0.12.1 has none) is written as undetermined, "
         'and the attack\'s metadata says so: "redline_replaced": {"outcome": "error"}; a seed '
         'without added_by (0.12.1 requires one) gets "unknown" and "redline_replaced": '
-        '{"added_by": null} in its metadata.'
+        '{"added_by": null} in its metadata. A score without a value (1.1.0 status '
+        "undetermined; 0.12.1's Score refuses it) is left out: not in its piece's scores nor "
+        "in scores, and an attack's last_score that is one is null."
     ),
 )
 
