@@ -8,6 +8,9 @@ declarative transform of that document:
 
 * per object kind, the keys the PyRIT version defines, in its field order; every other key
   is dropped (keys a client once sent that PyRIT does not define too);
+* per object kind, what its PyRIT version needs of the values it keeps: dates in the form it
+  reads, values it has no word for replaced (and the replacement recorded in the object), and
+  the keys without which its class cannot be built (an object lacking one is left out);
 * per section, whether it is written and under which name;
 * three structural choices the document writer honours: whether a piece carries its scores
   (0.12 ``to_dict``) or they come in ``scores`` (1.x, where a piece has none), whether a
