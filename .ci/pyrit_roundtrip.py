@@ -9,7 +9,8 @@
     pyrit_roundtrip.py labels OBJECTIVE_CSV HARM_CSV
         Redline's human-label downloads (``export_human_labels``): PyRIT's
         ``HumanLabeledDataset.from_csv`` must read every row with the file's labels, objectives,
-        harm category and responses.
+        harm category, responses and data types (the objective file's error responses as
+        error pieces).
 
     pyrit_roundtrip.py counts REDLINE_COUNTS FIXTURE
         REDLINE_COUNTS: a JSON file of Redline's row counts after the docs' push example ran
@@ -312,6 +313,8 @@ def labels(objective_csv: Path, harm_csv: Path) -> None:
             piece = entry.conversation[0].message_pieces[0]
             # PyRIT strips the response it reads (``str(...).strip()``).
             check(f"{path.name}: response", piece.original_value, row["assistant_response"].strip())
+            # An error piece stays one: PyRIT builds the piece with the row's data type.
+            check(f"{path.name}: data type", piece.converted_value_data_type, row["data_type"])
             if kind == MetricsType.OBJECTIVE:
                 check(f"{path.name}: objective", entry.objective, row["objective"].strip())
                 want = [bool(int(row[c])) for c in raters]
@@ -319,8 +322,14 @@ def labels(objective_csv: Path, harm_csv: Path) -> None:
                 check(f"{path.name}: harm", entry.harm_category, row["harm_category"].strip())
                 want = [float(row[c]) for c in raters]
             check(f"{path.name}: labels", list(entry.human_scores), want)
+        errors = sum(row["data_type"] == "error" for row in rows)
+        if kind == MetricsType.OBJECTIVE:
+            # Of the fixture's three error responses, those of attacks with enough raters (one
+            # with two): the file must hold one, read back as an error piece (checked above).
+            check(f"{path.name}: has an error response", errors > 0, True)
         print(
-            f"human labels: PyRIT read {len(dataset.entries)} {kind.value} entries from {path.name}"
+            f"human labels: PyRIT read {len(dataset.entries)} {kind.value} entries from "
+            f"{path.name} ({errors} error responses as error pieces)"
         )
 
 

@@ -14,7 +14,16 @@ Objective rows are attacks with human verdicts: the attack's objective, its last
 newest verdict (success 1, failure 0; undetermined is no label). Harm rows are pieces with
 human ``float_scale`` scores in the harm category. ``raters`` = k writes the k newest distinct
 reviewers' labels as ``human_score_1`` … ``human_score_k`` (``human_score`` for k = 1); an item
-with fewer raters, or whose response is not text, is left out and counted as skipped.
+with fewer raters, or whose response is media (not text, not an error), is left out and counted
+as skipped.
+
+A response that is a PyRIT error piece (data type ``error``: a blocked target's refusal, a
+traceback) is written as what it is: its error text with ``data_type`` ``error``, never
+``text``. PyRIT 1.1.0's ``from_csv`` builds the row's piece with that data type, so a scorer
+under evaluation sees an error response, as it did in the attack (PyRIT's scorers give no
+verdict on one). The file cannot say which error it was: ``from_csv`` has no column for the
+piece's ``response_error``, so a blocked response and a failed request read the same.
+``error_rows`` counts those rows for the summary.
 
 Every field is quoted: PyRIT reads the file with pandas' ``comment="#"``, which would cut an
 unquoted response at its first ``#``.
@@ -42,7 +51,8 @@ __all__ = [
     "objective_labels",
 ]
 
-#: Response data types a label file can carry: PyRIT reads the value as the response itself.
+#: Response data types a label file can carry: PyRIT reads the value as the response itself,
+#: of the row's ``data_type`` (an error piece stays an error piece).
 TEXT_TYPES = {PromptDataType.TEXT, PromptDataType.ERROR}
 
 _OBJECTIVE_VALUE = {HumanOutcome.SUCCESS: "1", HumanOutcome.FAILURE: "0"}
@@ -61,6 +71,8 @@ class HumanLabels:
     rows: list[dict[str, str]] = field(default_factory=list)
     skipped_raters: int = 0
     skipped_media: int = 0
+    #: Rows whose response is a PyRIT error piece (``data_type`` ``error``).
+    error_rows: int = 0
 
     @property
     def label_columns(self) -> list[str]:
@@ -137,9 +149,16 @@ def objective_labels(*, attacks: QuerySet[AttackResult], raters: int = 1) -> Hum
                 "objective": attack.objective,
                 "data_type": piece.converted_value_data_type,
             }
-            row.update(zip(labels.label_columns, values[:raters], strict=True))
-            labels.rows.append(row)
+            _add_row(labels, row, values)
     return labels
+
+
+def _add_row(labels: HumanLabels, row: dict[str, str], values: list[str]) -> None:
+    """``row`` with its raters' labels; an error response is counted as one."""
+    row.update(zip(labels.label_columns, values[: labels.raters], strict=True))
+    labels.rows.append(row)
+    if row["data_type"] == PromptDataType.ERROR:
+        labels.error_rows += 1
 
 
 def harm_labels(
@@ -181,8 +200,7 @@ def harm_labels(
                 "harm_category": harm_category,
                 "data_type": piece.converted_value_data_type,
             }
-            row.update(zip(labels.label_columns, values[:raters], strict=True))
-            labels.rows.append(row)
+            _add_row(labels, row, values)
     return labels
 
 

@@ -88,6 +88,18 @@ def test_profile_gives_the_commands_profile_document(viewer_client, memory_110):
     assert body.startswith(b'{"export_format":"redline-export/1+pyrit-1.1"}\n')
 
 
+def test_profile_pyrit_0_12_is_the_commands_document_with_its_note(viewer_client, memory_110):
+    response = viewer_client.get(URL, {"profile": "pyrit-0.12"})
+
+    assert response.status_code == 200
+    body = _body(response)
+    assert body == export_bytes(profile="pyrit-0.12")
+    document = json.loads(body)
+    assert document["note"].startswith("PyRIT 0.12.1 profile.")
+    assert document["message_pieces"][0]["timestamp"].endswith("+00:00")
+    assert "error" not in {a["outcome"] for a in document["attack_results"]}
+
+
 def test_with_media_is_a_zip(viewer_client, memory_110):
     response = viewer_client.get(URL, {"with_media": "true", "format": "jsonl"})
 

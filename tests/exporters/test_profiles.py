@@ -13,8 +13,10 @@ import re
 import zipfile
 from collections import Counter
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from typing import Any
+from uuid import UUID, uuid4
 
 import pytest
 from django.conf import settings
@@ -28,16 +30,21 @@ from memory.transfer.exporters.profiles import (
     PYRIT_0_12,
     PYRIT_1_1,
     REDLINE_KEYS,
+    REPLACED_KEY,
     UnknownProfileError,
     drops_table,
     export_profile,
 )
 from memory.transfer.importers.service import import_pyrit_db
+from redteam.core.choices import ScoreStatus, ScoreType
 from tests.conftest import FIXTURES_DIR
 from tests.exporters.conftest import EXPORT_012, EXPORT_110, export_bytes, export_doc, ingest_ok
+from tests.factories import make_attack, make_conversation, make_message, make_piece, make_score
 
 pytestmark = pytest.mark.django_db
 
+#: Top-level keys that describe the document (ingestion reads them as meta).
+META = {"export_format", "note"}
 #: Section -> kind of its items, for every section any profile writes.
 SECTION_KINDS = {
     "conversations": "conversation_item",
@@ -82,7 +89,7 @@ def _objects(kind: str, item: dict[str, Any]) -> Iterator[tuple[str, dict[str, A
 
 def _all_objects(document: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
     for section, items in document.items():
-        if section == "export_format":
+        if section in META:
             continue
         for item in items:
             yield from _objects(SECTION_KINDS[section], item)
@@ -136,7 +143,7 @@ def test_a_profile_writes_no_key_its_pyrit_version_does_not_define(any_memory, p
     document = export_doc(profile=profile.name)
 
     assert document["export_format"] == f"redline-export/1+{profile.name}"
-    assert set(document) - {"export_format"} == set(profile.sections.values())
+    assert set(document) - META == set(profile.sections.values())
     kinds = Counter()
     for kind, obj in _all_objects(document):
         kinds[kind] += 1
@@ -220,6 +227,79 @@ def test_pyrit_0_12_writes_flat_pieces_with_their_scores():
     assert list(pieces[0]) == list(original)
 
 
+#: ``datetime.isoformat()`` of an aware UTC time, what 0.12.1's ``to_dict()`` writes and what
+#: ``datetime.fromisoformat`` reads on Python 3.10 (which refuses ``Z``).
+ISO_OFFSET = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d{6})?\+00:00")
+
+
+def test_pyrit_0_12_writes_dates_as_0_12_writes_them(memory_110_db):
+    document = export_doc(profile="pyrit-0.12")
+
+    stored = dict(MessagePiece.objects.values_list("id", "timestamp"))
+    stored_scores = dict(Score.objects.values_list("id", "timestamp"))
+    dates = []
+    for kind, obj in _all_objects(document):
+        if kind == "piece":
+            assert datetime.fromisoformat(obj["timestamp"]) == stored[UUID(obj["id"])]
+            dates.append(obj["timestamp"])
+        elif kind == "score":
+            assert datetime.fromisoformat(obj["timestamp"]) == stored_scores[UUID(obj["id"])]
+            dates.append(obj["timestamp"])
+        elif kind == "seed" and "date_added" in obj:
+            dates.append(obj["date_added"])
+    assert len(dates) > 162 + 55
+    assert [d for d in dates if not ISO_OFFSET.fullmatch(d)] == []
+    # The other profiles keep the read API's form.
+    lossless = export_doc()["conversations"][0]["messages"][0]["message_pieces"][0]
+    assert lossless["timestamp"].endswith("Z")
+
+
+def test_pyrit_0_12_maps_the_error_outcome_and_says_so(memory_110_db):
+    lossless = {a["attack_result_id"]: a for a in export_doc()["attack_results"]}
+    document = export_doc(profile="pyrit-0.12")
+
+    errors = [
+        a
+        for a in document["attack_results"]
+        if lossless[a["attack_result_id"]]["outcome"] == "error"
+    ]
+    assert len(errors) == 1
+    assert errors[0]["outcome"] == "undetermined"
+    assert errors[0]["metadata"] == {
+        **(lossless[errors[0]["attack_result_id"]]["metadata"] or {}),
+        REPLACED_KEY: {"outcome": "error"},
+    }
+    others = [a for a in document["attack_results"] if a not in errors]
+    assert {a["outcome"] for a in others} == {"success", "failure", "undetermined"}
+    assert all(a["outcome"] == lossless[a["attack_result_id"]]["outcome"] for a in others)
+    assert not any(REPLACED_KEY in (a["metadata"] or {}) for a in others)
+    assert "outcome error" in document["note"] and "load_pyrit_0_12.py" in document["note"]
+
+
+def test_pyrit_0_12_gives_a_seed_without_added_by_one_and_says_so():
+    seed = {"value": "v", "seed_type": "objective", "added_by": None, "metadata": {"k": "v"}}
+
+    shaped = PYRIT_0_12.shape("seed", seed)
+
+    assert shaped["added_by"] == "unknown"
+    assert shaped["metadata"] == {"k": "v", REPLACED_KEY: {"added_by": None}}
+    assert PYRIT_0_12.shape("seed", {**seed, "added_by": "alice"})["metadata"] == {"k": "v"}
+
+
+def test_pyrit_0_12_document_ingests_back_with_its_note():
+    """The note is a meta key: Redline reads the profile's document as it reads PyRIT's."""
+    ingest_ok(json.loads(EXPORT_012.read_text()))
+    document = export_doc(profile="pyrit-0.12")
+    counts = (MessagePiece.objects.count(), Score.objects.count())
+    MessagePiece.objects.all().delete()
+    Score.objects.all().delete()
+
+    ingest_ok(document)
+
+    assert document["note"] == PYRIT_0_12.note
+    assert (MessagePiece.objects.count(), Score.objects.count()) == counts
+
+
 def test_seed_keys_follow_the_seed_type(memory_110_db):
     seeds = [s for g in export_doc(profile="pyrit-1.1")["seed_groups"] for s in g["seeds"]]
 
@@ -296,7 +376,10 @@ def test_jsonl_lines_are_single_item_profile_envelopes():
 
     lines = export_bytes(fmt="jsonl", profile="pyrit-0.12").decode().splitlines()
 
-    assert json.loads(lines[0]) == {"export_format": "redline-export/1+pyrit-0.12"}
+    assert json.loads(lines[0]) == {
+        "export_format": "redline-export/1+pyrit-0.12",
+        "note": PYRIT_0_12.note,
+    }
     sections = Counter(next(iter(json.loads(line))) for line in lines[1:])
     assert sections["message_pieces"] == MessagePiece.objects.count()
 
@@ -328,3 +411,27 @@ def test_the_docs_table_names_what_1_1_rejects():
     for key in ("labels", "targeted_harm_categories", "originator", "media"):
         assert f"`{key}`" in piece_row.split("|")[2]
     assert "`objective_sha256`" in table
+
+
+def test_pyrit_0_12_leaves_out_a_score_without_a_value():
+    """0.12.1's Score refuses a null value; the lossless document keeps the score."""
+    conversation = make_conversation()
+    piece = make_piece(make_message(conversation, 0, "assistant"), "maybe")
+    judged = make_score(piece, value="true", score_type=ScoreType.TRUE_FALSE)
+    open_score = make_score(piece, value=None, status=ScoreStatus.UNDETERMINED)
+    unstored = make_score(
+        None, value=None, status=ScoreStatus.UNDETERMINED, message_piece_id=uuid4()
+    )
+    make_attack(conversation, last_score=open_score)
+
+    lossless = export_doc()
+    document = export_doc(profile="pyrit-0.12")
+
+    lossless_ids = {s["id"] for kind, s in _all_objects(lossless) if kind == "score"}
+    assert {str(open_score.id), str(unstored.id), str(judged.id)} <= lossless_ids
+    ((embedded_piece,),) = [document["message_pieces"]]
+    assert [s["id"] for s in embedded_piece["scores"]] == [str(judged.id)]
+    assert document["scores"] == []
+    (attack,) = document["attack_results"]
+    assert attack["last_score"] is None
+    assert "score without a value" in document["note"].replace("A score", "a score")

@@ -82,5 +82,6 @@ class Command(BaseCommand):
         self.stderr.write(
             f"{len(labels.rows):,} {labels.kind} rows; left out: {labels.skipped_raters:,} with "
             f"fewer than {labels.raters} rater(s), {labels.skipped_media:,} whose response is "
-            "not text"
+            f"not text; {labels.error_rows:,} of the rows are error responses (data_type error: "
+            "PyRIT reads them as error pieces, blocked or failed alike)"
         )

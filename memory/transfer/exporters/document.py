@@ -203,7 +203,9 @@ class MemoryExport:
                         "value": content.value,
                         "data_type": content.data_type,
                     }
-                yield iter((dumps(self.profile.shape("score", data)),))
+                shaped = self.profile.shape("score", data)
+                if shaped is not None:  # else a score the profile's PyRIT cannot build
+                    yield iter((dumps(shaped),))
 
     def _scored_contents(self, scores: Iterable[Score]) -> dict[str, ScorableContent]:
         """The stored loose content of ``scores``, by id, when the profile inlines it (one
@@ -454,9 +456,18 @@ def export_format(profile: Profile) -> str:
     return EXPORT_FORMAT if profile.lossless else f"{EXPORT_FORMAT}+{profile.name}"
 
 
+def document_header(profile: Profile) -> dict[str, str]:
+    """The document's meta keys: ``export_format``, and the profile's ``note`` when it has one
+    (what a reader must do to load it; ingestion reads both as meta)."""
+    header = {"export_format": export_format(profile)}
+    if profile.note:
+        header["note"] = profile.note
+    return header
+
+
 def json_document(export: MemoryExport) -> Iterator[str]:
     """One JSON object: ``{"export_format": …, "conversations": [...], …}``, an item a line."""
-    yield f'{{"export_format":{dumps(export_format(export.profile))}'
+    yield dumps(document_header(export.profile))[:-1]
     for name, items in export.sections():
         yield f',\n"{name}":['
         empty = True
@@ -473,7 +484,7 @@ def jsonl_document(export: MemoryExport) -> Iterator[str]:
 
     Every line can be posted to the ingestion API on its own, in file order.
     """
-    yield dumps({"export_format": export_format(export.profile)}) + "\n"
+    yield dumps(document_header(export.profile)) + "\n"
     for name, items in export.sections():
         for item in items:
             yield f'{{"{name}":['

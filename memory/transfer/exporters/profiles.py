@@ -8,6 +8,9 @@ declarative transform of that document:
 
 * per object kind, the keys the PyRIT version defines, in its field order; every other key
   is dropped (keys a client once sent that PyRIT does not define too);
+* per object kind, what its PyRIT version needs of the values it keeps: dates in the form it
+  reads, values it has no word for replaced (and the replacement recorded in the object), and
+  the keys without which its class cannot be built (an object lacking one is left out);
 * per section, whether it is written and under which name;
 * three structural choices the document writer honours: whether a piece carries its scores
   (0.12 ``to_dict``) or they come in ``scores`` (1.x, where a piece has none), whether a
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from memory.transfer.shapes import PIECE_KEYS, SCORE_KEYS
@@ -367,10 +371,24 @@ class Shape:
     nested: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     discriminator: str | None = None
     variants: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: Date-time keys written as Python's ``datetime.isoformat()`` (``+00:00``, never ``Z``).
+    dates: tuple[str, ...] = ()
+    #: ``{key: {value: written value}}`` for values the PyRIT version has no word for.
+    replaced: Mapping[str, Mapping[Any, Any]] = field(default_factory=dict)
+    #: The object key (a JSON object) that records each replaced value under
+    #: :data:`REPLACED_KEY`, so the change travels with the object into PyRIT's memory.
+    replaced_in: str | None = None
+    #: Keys the PyRIT version's class cannot be built without: an object whose value of one
+    #: is null is left out (dropped from its list; an embedded one becomes null).
+    required: tuple[str, ...] = ()
 
     def all_keys(self) -> tuple[str, ...]:
         """Every key this shape can keep (all variants), in first-seen order."""
         return tuple(dict.fromkeys([*self.keys, *(k for v in self.variants.values() for k in v)]))
+
+
+#: Key of the record of replaced values, inside the object's ``replaced_in`` key.
+REPLACED_KEY = "redline_replaced"
 
 
 @dataclass(frozen=True)
@@ -393,21 +411,27 @@ class Profile:
     moved: Mapping[str, str] = field(default_factory=dict)
     #: What is lost beyond keys, for the docs.
     notes: tuple[str, ...] = ()
+    #: Written as the document's ``note`` (a key ingestion reads as meta): what a reader must
+    #: know to load it. Empty: no ``note``.
+    note: str = ""
 
     @property
     def lossless(self) -> bool:
         """The default document: nothing is reshaped."""
         return not self.shapes
 
-    def shape(self, kind: str, item: dict[str, Any]) -> dict[str, Any]:
-        """``item`` (an object of ``kind``) with only the keys this profile keeps."""
+    def shape(self, kind: str, item: dict[str, Any]) -> dict[str, Any] | None:
+        """``item`` (an object of ``kind``) with only the keys this profile keeps; None when
+        the profile leaves the object out (a required key is null)."""
         if self.lossless:
             return item
         return _shaped(self.shapes, kind, item)
 
 
-def _shaped(shapes: Mapping[str, Shape], kind: str, item: dict[str, Any]) -> dict[str, Any]:
+def _shaped(shapes: Mapping[str, Shape], kind: str, item: dict[str, Any]) -> dict[str, Any] | None:
     rule = shapes[kind]
+    if any(item.get(key) is None for key in rule.required):
+        return None
     keys = rule.keys
     if rule.discriminator is not None:
         keys = rule.variants.get(item.get(rule.discriminator), rule.keys)
@@ -421,13 +445,31 @@ def _shaped(shapes: Mapping[str, Shape], kind: str, item: dict[str, Any]) -> dic
             if container == "one":
                 value = _shaped(shapes, inner, value)
             elif container == "list":
-                value = [_shaped(shapes, inner, v) for v in value]
+                value = _kept(shapes, inner, value)
             else:
-                value = {
-                    name: [_shaped(shapes, inner, v) for v in vs] for name, vs in value.items()
-                }
+                value = {name: _kept(shapes, inner, vs) for name, vs in value.items()}
         out[key] = value
+    for key in rule.dates:
+        if isinstance(out.get(key), str):
+            out[key] = iso_offset(out[key])
+    for key, table in rule.replaced.items():
+        if key in out and out[key] in table:
+            original, out[key] = out[key], table[out[key]]
+            if rule.replaced_in is not None:
+                record = dict(out.get(rule.replaced_in) or {})
+                record[REPLACED_KEY] = {**record.get(REPLACED_KEY, {}), key: original}
+                out[rule.replaced_in] = record
     return out
+
+
+def _kept(shapes: Mapping[str, Shape], kind: str, items: list[Any]) -> list[dict[str, Any]]:
+    return [out for v in items if (out := _shaped(shapes, kind, v)) is not None]
+
+
+def iso_offset(value: str) -> str:
+    """An ISO 8601 date-time as ``datetime.isoformat()`` writes it: ``Z`` becomes ``+00:00``,
+    which ``datetime.fromisoformat`` reads on every Python (3.10 refuses ``Z``)."""
+    return datetime.fromisoformat(value).isoformat()
 
 
 _CONVERSATION_ITEM = Shape(
@@ -501,6 +543,11 @@ PYRIT_1_1 = Profile(
     ),
 )
 
+#: The outcomes 1.x has and 0.12.1's ``AttackOutcome`` (success, failure, undetermined) lacks.
+OUTCOMES_012 = {"error": "undetermined"}
+#: 0.12.1's ``add_seeds_to_memory_async`` refuses a seed without ``added_by`` (1.x allows it).
+ADDED_BY_012 = {None: "unknown", "": "unknown"}
+
 PYRIT_0_12 = Profile(
     name="pyrit-0.12",
     title="PyRIT 0.12.1: every object is its class's keyword arguments",
@@ -512,13 +559,24 @@ PYRIT_0_12 = Profile(
         "seed_groups": "seed_groups",
     },
     shapes={
-        "piece": Shape(keys=_PIECE_012, nested={"scores": ("score", "list")}),
-        "score": Shape(keys=_SCORE_012),
+        "piece": Shape(keys=_PIECE_012, nested={"scores": ("score", "list")}, dates=("timestamp",)),
+        # 0.12.1's Score refuses a null value (true_false must be true or false, float_scale
+        # a number): a 1.1.0 score that reached no verdict (status undetermined) has none.
+        "score": Shape(keys=_SCORE_012, dates=("timestamp",), required=("score_value",)),
         "attack_result": Shape(
             keys=_ATTACK_012,
             nested={"last_response": ("piece", "one"), "last_score": ("score", "one")},
+            replaced={"outcome": OUTCOMES_012},
+            replaced_in="metadata",
         ),
-        "seed": Shape(discriminator="seed_type", variants=_SEEDS_012, keys=_SEEDS_012["prompt"]),
+        "seed": Shape(
+            discriminator="seed_type",
+            variants=_SEEDS_012,
+            keys=_SEEDS_012["prompt"],
+            dates=("date_added",),
+            replaced={"added_by": ADDED_BY_012},
+            replaced_in="metadata",
+        ),
         "seed_group": Shape(keys=("seeds",), nested={"seeds": ("seed", "list")}),
     },
     flat_pieces=True,
@@ -530,9 +588,33 @@ PYRIT_0_12 = Profile(
         "`scenario_results`: 0.12.1 builds a `ScenarioResult` from a `ScenarioIdentifier` "
         "object that no JSON key maps to; their attack results are in `attack_results`.",
         "`scorable_contents`, `seed_datasets`, `pyrit_records`: 0.12.1 has none of them.",
-        "Values are as Redline stores them: 0.12.1's constructors take datetimes and "
-        "`ComponentIdentifier.from_dict(...)` where the JSON has ISO strings and dicts, and a "
-        "1.1.0 score without a value (`undetermined`) has no 0.12 equivalent.",
+        "Dates (`timestamp` of pieces and scores, `date_added` of seeds) are written as "
+        "0.12.1's `to_dict()` writes them, `datetime.isoformat()` with `+00:00`, which "
+        "`datetime.fromisoformat` reads on every Python 0.12.1 supports (3.10 refuses `Z`).",
+        "An attack outcome 0.12.1's `AttackOutcome` lacks, `error` (PyRIT 1.x), is written "
+        "as `undetermined`, and the attack's `metadata` records it: "
+        '`"redline_replaced": {"outcome": "error"}` (0.12.1 stores that metadata).',
+        "A seed without `added_by` (PyRIT 1.x allows it; 0.12.1's `add_seeds_to_memory_async` "
+        'refuses it) is written with `added_by: "unknown"`, and its `metadata` records '
+        '`"redline_replaced": {"added_by": null}`.',
+        "A score without a value (a 1.1.0 score whose `status` is `undetermined`) is left "
+        "out: 0.12.1's `Score` refuses it (`true_false` must be `true` or `false`, "
+        "`float_scale` a number from 0 to 1). It is missing from its piece's `scores` and "
+        "from `scores`; an attack whose `last_score` it is has `last_score: null`.",
+    ),
+    note=(
+        "PyRIT 0.12.1 profile. 0.12.1 has no JSON loader: build each object with its class, "
+        "every key as a keyword argument (MessagePiece, Score, AttackResult, SeedGroup), "
+        "turning what JSON cannot hold into PyRIT's types: dates (timestamp, date_added) with "
+        "datetime.fromisoformat; identifiers with ComponentIdentifier.from_dict; embedded "
+        "pieces and scores with MessagePiece and Score; outcome with AttackOutcome; "
+        "related_conversations with ConversationReference. docs/examples/load_pyrit_0_12.py "
+        "does exactly that. The outcome error (0.12.1 has none) is written as undetermined, "
+        'and the attack\'s metadata says so: "redline_replaced": {"outcome": "error"}; a seed '
+        'without added_by (0.12.1 requires one) gets "unknown" and "redline_replaced": '
+        '{"added_by": null} in its metadata. A score without a value (1.1.0 status '
+        "undetermined; 0.12.1's Score refuses it) is left out: not in its piece's scores nor "
+        "in scores, and an attack's last_score that is one is null."
     ),
 )
 
