@@ -131,7 +131,7 @@ def test_without_a_seal_key_the_key_is_derived_from_secret_key(settings, build, 
 
 def test_an_existing_plain_seal_is_legacy_and_a_changed_one_broken(keyed, build, reviewer):
     built, evidence = _evidence(build, reviewer)
-    # as migration 0028 leaves seals made before it: plain SHA-256, no key id
+    # as migration 0029 leaves seals made before it: plain SHA-256, no key id
     Evidence.objects.filter(pk=evidence.pk).update(
         seal=seal.seal_of(evidence.sealed), seal_key_id=""
     )

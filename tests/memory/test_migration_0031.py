@@ -1,4 +1,4 @@
-"""Migration 0028: a label's value becomes text of any length, unique and found by its hash;
+"""Migration 0031: a label's value becomes text of any length, unique and found by its hash;
 the labels stored before get the hash of their text (NUL stored escaped, hashed as NUL)."""
 
 from __future__ import annotations
@@ -14,9 +14,9 @@ from tests.factories import make_attack
 @pytest.mark.django_db(transaction=True)
 def test_stored_labels_get_their_hash_and_long_values_fit_after_it():
     attack = make_attack()
-    call_command("migrate", "memory", "0027", verbosity=0)
+    call_command("migrate", "memory", "0030", verbosity=0)
     with connection.cursor() as cursor:
-        # as 0027's column holds them: NUL written as U+FFFE "0" (redteam.core.nul)
+        # as the column before 0031 holds them: NUL written as U+FFFE "0" (redteam.core.nul)
         cursor.execute(
             "INSERT INTO memory_label (key, value) VALUES (%s, %s), (%s, %s)",
             ["operation", "op_red", "note", "a\ufffe0b"],

@@ -33,7 +33,7 @@ def fill_hashes(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("memory", "0027_label_volume_rollups"),
+        ("memory", "0030_rollup_lock"),
     ]
 
     operations = [
