@@ -29,9 +29,12 @@ MULTILINE = "```\n" + HOSTILE + "\n````\n# heading\n<details open ontoggle=alert
 @pytest.fixture
 def hostile(build, reviewer):
     """An attack, operation, finding and report whose every free text is :data:`HOSTILE`."""
-    built = build(text=MULTILINE, objective=HOSTILE, operation=HOSTILE)
+    built = build(text=MULTILINE, objective=HOSTILE, operation=HOSTILE[:120])
     operation = operation_save(
-        actor=reviewer, name="Op " + HOSTILE[:80], description=MULTILINE, pyrit_operation=HOSTILE
+        actor=reviewer,
+        name="Op " + HOSTILE[:80],
+        description=MULTILINE,
+        pyrit_operation=HOSTILE[:120],
     )
     finding = finding_create(
         actor=reviewer,
