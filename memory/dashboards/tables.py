@@ -7,7 +7,6 @@ holds exactly the table the page shows.
 
 from __future__ import annotations
 
-import csv
 import io
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -15,7 +14,7 @@ from typing import Any
 
 from memory.dashboards.widgets import DashboardRequest
 from memory.storage import aggregates as ag
-from redteam.core.downloads import csv_safe
+from redteam.core.downloads import SafeCsvWriter
 from redteam.core.stats import OutcomeCounts, bin_bounds, percent_text
 
 
@@ -52,10 +51,10 @@ class Table:
 
     def to_csv(self) -> str:
         out = io.StringIO()
-        writer = csv.writer(out, lineterminator="\r\n")
+        writer = SafeCsvWriter(out, lineterminator="\r\n")
         writer.writerow(self.columns)
         for row in self.rows:
-            writer.writerow([csv_safe(cell.csv) for cell in row])
+            writer.writerow([cell.csv for cell in row])
         return out.getvalue()
 
 

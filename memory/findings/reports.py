@@ -26,6 +26,7 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 
 from memory.findings import lifecycle
+from memory.findings.pdf_fetcher import report_url_fetcher
 from memory.findings.seal import canonical, seal_of
 from memory.findings.selectors import (
     Params,
@@ -48,6 +49,8 @@ from memory.models import (
 from memory.storage import aggregates as ag
 from memory.storage.crosswalk import crosswalk_current
 from redteam.core.choices import is_media_value
+from redteam.core.markdown_safe import md_code, md_fence, md_inline
+from redteam.core.static_csp import with_inline_csp
 from redteam.core.stats import OutcomeCounts, percent_text
 
 REPORT_FORMAT = "redline-report"
@@ -466,11 +469,6 @@ def _rate(row: dict[str, Any]) -> str:
     return f"{row['asr_text']} [{row['ci_text']}], n = {row['n']}"
 
 
-def _md(text: Any) -> str:
-    """Text safe inside a Markdown table cell."""
-    return str(text if text is not None else "").replace("|", "\\|").replace("\n", " ")
-
-
 def _markdown_conversion(piece: dict[str, Any]) -> list[str]:
     """The original value and the converter chain under a converted excerpt line."""
     lines = []
@@ -479,23 +477,29 @@ def _markdown_conversion(piece: dict[str, Any]) -> list[str]:
         if original.get("media"):
             value = f"[{original['data_type']} not shown]"
         else:
-            value = original["text"].replace("\n", " ") + ("…" if original["truncated"] else "")
+            value = md_inline(original["text"]) + ("…" if original["truncated"] else "")
         lines.append(f"    - original: {value}")
     if piece.get("converters"):
-        lines.append(f"    - converters: {' → '.join(piece['converters'])}")
+        lines.append(f"    - converters: {md_inline(' → '.join(piece['converters']))}")
     return lines
 
 
 def render_markdown(document: dict[str, Any]) -> str:
-    """The report as Markdown (GitHub-flavoured tables)."""
+    """The report as Markdown (GitHub-flavoured tables).
+
+    Every value from memory, a finding or an operation is fenced or escaped
+    (:mod:`redteam.core.markdown_safe`): pasted anywhere, it renders as text, never as HTML, a
+    link or an image."""
     document = for_people(document)
     ex, ap, snap = document["executive"], document["appendix"], document["snapshot"]
-    lines = [f"# {document['title']}", ""]
+    lines = [f"# {md_inline(document['title'])}", ""]
     operation = document["scope"]["operation"]
     if operation:
-        lines += [f"Operation **{operation['name']}**. {operation['description']}".rstrip(), ""]
+        lines += [f"Operation **{md_inline(operation['name'])}**.", ""]
+        if operation["description"]:
+            lines += [md_fence(operation["description"]), ""]
     lines += [
-        f"Scope: `{document['scope']['display']}` · made {snap['made_at']} · "
+        f"Scope: {md_code(document['scope']['display'])} · made {snap['made_at']} · "
         f"snapshot `{snap['sha256']}`",
         "",
         basis_text(document),
@@ -517,7 +521,7 @@ def render_markdown(document: dict[str, Any]) -> str:
             "| group | success rate [95 % CI] | attacks |",
             "|---|---|---|",
         ]
-        lines += [f"| {_md(r['label'])} | {_rate(r)} | {r['attacks']} |" for r in ex[key]]
+        lines += [f"| {md_inline(r['label'])} | {_rate(r)} | {r['attacks']} |" for r in ex[key]]
         lines.append("")
     lines += ["### Findings", "", "| severity | count |", "|---|---|"]
     lines += [f"| {r['label']} | {r['count']} |" for r in ex["findings_by_severity"]]
@@ -527,17 +531,17 @@ def render_markdown(document: dict[str, Any]) -> str:
     if ex.get("findings_by_framework_tag"):
         lines += ["", "| framework tag | entry | findings |", "|---|---|---|"]
         lines += [
-            f"| {_md(r['tag'])} | {_md(r['title']) or '—'} | {r['count']} |"
+            f"| {md_inline(r['tag'])} | {md_inline(r['title']) or '—'} | {r['count']} |"
             for r in ex["findings_by_framework_tag"]
         ]
     lines += ["", "## Findings", ""]
     for finding in document["findings"]:
         lines += [
-            f"### [{finding['severity_label']}] {finding['title']}",
+            f"### [{finding['severity_label']}] {md_inline(finding['title'])}",
             "",
-            f"Status: {finding['status_label']} · owner: {finding['owner'] or '—'} · harm: "
-            f"{finding['harm_categories_text'] or '—'} · tags: "
-            f"{finding['framework_tags_text'] or '—'}",
+            f"Status: {finding['status_label']} · owner: {md_inline(finding['owner']) or '—'} · "
+            f"harm: {md_inline(finding['harm_categories_text']) or '—'} · tags: "
+            f"{md_inline(finding['framework_tags_text']) or '—'}",
             "",
         ]
         for heading, key in (
@@ -546,15 +550,15 @@ def render_markdown(document: dict[str, Any]) -> str:
             ("Remediation", "remediation"),
         ):
             if finding[key]:
-                lines += [f"**{heading}.** {finding[key]}", ""]
+                lines += [f"**{heading}.**", "", md_fence(finding[key]), ""]
         for evidence in finding["evidence"]:
             lines.append(
-                f"- Evidence: {evidence['kind_label']} `{evidence['ref']}` — seal "
+                f"- Evidence: {evidence['kind_label']} {md_code(evidence['ref'])} — seal "
                 f"{evidence['seal_state']} (`{evidence['seal'][:16]}…`)"
             )
             for piece in evidence["excerpt"]:
                 if "text" in piece:
-                    quoted = piece["text"].replace("\n", " ")
+                    quoted = md_inline(piece["text"])
                     more = "…" if piece["truncated"] else ""
                     lines.append(f"  - **{piece['role']}**: {quoted}{more}")
                 else:
@@ -572,12 +576,14 @@ def render_markdown(document: dict[str, Any]) -> str:
     ):
         lines += [f"### {title}", "", "| class | model | hash | eval hash |", "|---|---|---|---|"]
         lines += [
-            f"| {_md(i['class_name'])} | {_md(i['model_name'] or '')} | `{i['hash']}` | "
-            f"{'`' + i['eval_hash'] + '`' if i['eval_hash'] else ''} |"
+            # md_inline, not a code span: a "|" inside a code span still splits a GFM cell.
+            f"| {md_inline(i['class_name'])} | {md_inline(i['model_name'] or '')} | "
+            f"{md_inline(i['hash'])} | {md_inline(i['eval_hash'] or '')} |"
             for i in ap[key]
         ]
         lines.append("")
-    datasets = ", ".join(f"{d['name']} ({d['attacks']})" for d in ap["seed_datasets"]) or "—"
+    datasets = ", ".join(f"{md_inline(d['name'])} ({d['attacks']})" for d in ap["seed_datasets"])
+    datasets = datasets or "—"
     volumes = ap["volumes"]
     lines += [
         f"Seed datasets: {datasets}",
@@ -598,16 +604,23 @@ def render_html(document: dict[str, Any], *, pdf: bool = False) -> str:
     leaves media out (a PDF cannot blur it, and reviewer safety says never show it plainly).
     """
     readable = for_people(document)
-    return render_to_string(
+    html = render_to_string(
         "findings/report_standalone.html",
         # The snapshot rides along through json_script, which escapes <, > and & so no text
         # inside it (a title with "</script>") can end the island.
         {"doc": readable, "basis": basis_text(readable), "pdf": pdf, "snapshot": document},
     )
+    # Opened from disk no server sends a CSP: the file carries its own, which lets nothing
+    # load or run but its inline styles and data: images (WeasyPrint ignores it).
+    return html if pdf else with_inline_csp(html)
 
 
 def render_pdf(document: dict[str, Any]) -> bytes:
     """The report as PDF: the standalone HTML laid out by WeasyPrint (A4, page numbers)."""
     from weasyprint import HTML  # imported here: it loads Pango, which only PDFs need
 
-    return HTML(string=render_html(document, pdf=True)).write_pdf()
+    # Only data: URLs and Redline's static files: nothing a response could smuggle in (an
+    # http:// image, a file:// path) is fetched while the PDF is laid out.
+    return HTML(
+        string=render_html(document, pdf=True), url_fetcher=report_url_fetcher()
+    ).write_pdf()

@@ -13,7 +13,6 @@ Content-Security-Policy forbids every script and every fetch but embedded media.
 from __future__ import annotations
 
 import base64
-import re
 from collections.abc import Callable, Iterable
 from datetime import UTC
 
@@ -25,6 +24,7 @@ from django.utils.safestring import mark_safe
 
 from memory.models import MediaBlob
 from memory.review.thread import AttackPage, PieceView, ThreadView, ValueView, render_thread
+from redteam.core.markdown_safe import md_code, md_fence, md_inline
 
 __all__ = ["EMBED_LIMIT", "EMBED_TOTAL", "attack_html", "attack_markdown"]
 
@@ -39,28 +39,14 @@ STYLESHEETS = ("redteam/css/redline.css", "redteam/css/review.css")
 # --- Markdown -----------------------------------------------------------------------------------
 
 
-def _fence(text: str) -> str:
-    """``text`` in a code fence longer than any backtick run inside it, so LLM output can
-    neither end the block nor render as Markdown or HTML where the file is pasted."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}text\n{text}\n{fence}"
-
-
-def _inline(text: str) -> str:
-    """One line of untrusted text for a Markdown list item: no line breaks, no markup."""
-    flat = " ".join(text.split())
-    return re.sub(r"([\\`*_\[\]<>#|!])", r"\\\1", flat)
-
-
 def _value_markdown(view: ValueView) -> str:
     if view.kind in ("text", "json", "error", "link"):
-        return _fence(view.value)
-    line = f"*{view.media_label}:* `{_inline(view.value)}`"
+        return md_fence(view.value)
+    line = f"*{md_inline(view.media_label)}:* {md_code(view.value)}"
     if view.kind == "missing" and view.differs:
         line += (
             " — media missing — the file was overwritten or differs "
-            f"(expected sha256 {view.expected_sha256})"
+            f"(expected sha256 {md_code(view.expected_sha256)})"
         )
     return line
 
@@ -69,24 +55,26 @@ def _score_lines(piece: PieceView) -> list[str]:
     lines = []
     for score in piece.scores:
         value = score.score_value if score.score_value is not None else "undetermined"
-        line = f"- **{_inline(value)}** ({score.type_label}) by {_inline(score.scorer.class_name)}"
+        line = (
+            f"- **{md_inline(value)}** ({score.type_label}) by {md_inline(score.scorer.class_name)}"
+        )
         if score.is_human:
-            line += f", human: {_inline(score.reviewer_name)}"
+            line += f", human: {md_inline(score.reviewer_name)}"
         if score.is_last:
             line += " — decided the outcome"
         if score.rationale:
-            line += f"\n  - Rationale: {_inline(score.rationale)}"
+            line += f"\n  - Rationale: {md_inline(score.rationale)}"
         lines.append(line)
     return lines
 
 
 def _thread_markdown(thread: ThreadView) -> list[str]:
-    lines = [f"## Conversation `{thread.conversation.conversation_id}`", ""]
+    lines = [f"## Conversation {md_code(thread.conversation.conversation_id)}", ""]
     for message in thread.messages:
-        lines += [f"### {message.sequence} · {message.role_label}", ""]
+        lines += [f"### {message.sequence} · {md_inline(message.role_label)}", ""]
         for piece in message.pieces:
             if piece.error_text:
-                lines += [f"> **{piece.error_text}**", ""]
+                lines += [f"> **{md_inline(piece.error_text)}**", ""]
             if piece.original is not None:
                 lines += ["Original:", "", _value_markdown(piece.original), "", "Sent:", ""]
             lines += [_value_markdown(piece.converted), ""]
@@ -118,8 +106,8 @@ def attack_markdown(*, page: AttackPage, url: str) -> str:
         facts.append(("Labels", ", ".join(f"{k}={v}" for k, v in attack.labels.items())))
     if attack.targeted_harm_categories:
         facts.append(("Harm categories", ", ".join(map(str, attack.targeted_harm_categories))))
-    lines = ["# Attack result", "", "**Objective:**", "", _fence(attack.objective), ""]
-    lines += [f"- **{name}:** {_inline(str(value))}" for name, value in facts]
+    lines = ["# Attack result", "", "**Objective:**", "", md_fence(attack.objective), ""]
+    lines += [f"- **{name}:** {md_inline(str(value))}" for name, value in facts]
     lines += [f"- **Attack result id:** `{attack.pk}`", f"- **In Redline:** <{url}>", ""]
     lines += _thread_markdown(page.thread)
     return "\n".join(lines).rstrip() + "\n"

@@ -10,7 +10,6 @@ constant memory.
 
 from __future__ import annotations
 
-import csv
 import json
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -21,7 +20,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from memory.models import AttackResult
-from redteam.core.downloads import csv_safe
+from redteam.core.downloads import SafeCsvWriter
 
 __all__ = [
     "ATTACK_TABLE_COLUMNS",
@@ -138,9 +137,7 @@ def _cell(value: Any) -> str:
     if value is None:
         return ""
     if isinstance(value, dict | list):
-        return csv_safe(json.dumps(value, ensure_ascii=False, sort_keys=True))
-    if isinstance(value, str):
-        return csv_safe(value)
+        return json.dumps(value, ensure_ascii=False, sort_keys=True)
     return str(value)
 
 
@@ -162,7 +159,7 @@ def attack_table_csv(rows: Iterable[dict[str, Any]], *, header: list[str]) -> It
     Lists and objects (labels, harm categories) are JSON; text that a spreadsheet would run
     as a formula is prefixed with ``'``.
     """
-    writer = csv.writer(_Line())
+    writer = SafeCsvWriter(_Line())
     yield writer.writerow(header)
     for row in rows:
         yield writer.writerow([_cell(row[name]) for name in header])

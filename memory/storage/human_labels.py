@@ -42,6 +42,7 @@ from django.db.models import QuerySet
 from memory.models import AttackResult, HumanVerdict, MessagePiece, Score
 from memory.models.reviews import HumanOutcome
 from redteam.core.choices import ChatMessageRole, PromptDataType, ScoreType
+from redteam.core.downloads import SafeCsvWriter
 
 __all__ = [
     "HumanLabelError",
@@ -237,11 +238,13 @@ def human_labels_csv(
     subject = "objective" if labels.kind == "objective" else "harm_category"
     header = ["assistant_response", subject, *labels.label_columns, "data_type"]
     buffer = io.StringIO()
-    writer = csv.DictWriter(buffer, fieldnames=header, quoting=csv.QUOTE_ALL, lineterminator="\n")
-    writer.writeheader()
+    # Every cell is spreadsheet-safe: a response starting with "=" is written as "'=…", and
+    # PyRIT's from_csv reads that quote back as part of the text (docs/export.md).
+    writer = SafeCsvWriter(buffer, quoting=csv.QUOTE_ALL, lineterminator="\n")
+    writer.writerow(header)
     yield buffer.getvalue()
     for row in labels.rows:
         buffer.seek(0)
         buffer.truncate()
-        writer.writerow(row)
+        writer.writerow([row[name] for name in header])
         yield buffer.getvalue()

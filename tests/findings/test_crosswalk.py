@@ -23,6 +23,7 @@ from memory.storage.crosswalk import (
 )
 from tests.conftest import logged_in
 from tests.factories import make_identifier
+from tests.markdown import gfm_html
 from tests.queries import count_queries
 
 pytestmark = pytest.mark.django_db
@@ -371,7 +372,8 @@ def test_report_executive_summary_counts_findings_per_framework_tag(tagged, revi
         },
         {"tag": "internal:RT-7", "title": "", "framework": "", "count": 1},
     ]
-    assert "| owasp-llm:LLM01 | Prompt Injection | 2 |" in render_markdown(doc)
+    rendered = gfm_html(render_markdown(doc))
+    assert "<td>owasp-llm:LLM01</td>\n<td>Prompt Injection</td>\n<td>2</td>" in rendered
     report = report_create(actor=reviewer, scope_query="harm_category=privacy")
     page = logged_in(reviewer).get(report.get_absolute_url()).content.decode()
     assert 'id="rep-framework-tags"' in page and "Prompt Injection" in page

@@ -17,6 +17,7 @@ from memory.storage.services import human_verdict_record
 from redteam.core.choices import AttackOutcome
 from tests.conftest import logged_in
 from tests.factories import make_identifier, make_piece_converter
+from tests.markdown import gfm_text
 
 pytestmark = pytest.mark.django_db
 
@@ -172,6 +173,8 @@ def _downloads(client, report) -> dict[str, str]:
         for fmt in ("md", "json", "html")
     }
     out["pdf"] = _pdf_text(client.get(reverse("report-download", args=[report.pk, "pdf"])).content)
+    # What a reader of the pasted Markdown sees: its escapes are markup, not text.
+    out["md"] = gfm_text(out["md"])
     out["page"] = html.unescape(strip_tags(client.get(report.get_absolute_url()).content.decode()))
     return out
 
