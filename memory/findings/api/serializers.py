@@ -267,7 +267,7 @@ class ReportSerializer(serializers.ModelSerializer):
 
 
 class ReportCreateSerializer(serializers.Serializer):
-    title = serializers.CharField(required=False, allow_blank=True, default="")
+    title = serializers.CharField(required=False, allow_blank=True, default="", max_length=255)
     operation = serializers.PrimaryKeyRelatedField(
         queryset=Operation.objects.all(), required=False, allow_null=True, default=None
     )
