@@ -49,6 +49,7 @@ from memory.models import (
 )
 from memory.storage import aggregates as ag
 from redteam.core.errors import InvalidMemory, Problem, text_checked
+from redteam.core.lengths import HARM_CATEGORIES_MAX_ITEMS, too_many_items
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
@@ -69,6 +70,9 @@ def _strings(values: Sequence[str] | None, path: str, problems: list[Problem]) -
     if not isinstance(values, list | tuple):
         # A client's JSON may hold anything here: a clear problem, never a 500.
         problems.append(Problem(path, "must be a list of strings"))
+        return cleaned
+    if len(values) > HARM_CATEGORIES_MAX_ITEMS:
+        problems.append(Problem(path, too_many_items(len(values), HARM_CATEGORIES_MAX_ITEMS)))
         return cleaned
     for index, value in enumerate(values):
         if not isinstance(value, str):
