@@ -53,9 +53,16 @@ setup() {
   if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
     say "Installing Redline and its test dependencies"
     "$VENV/bin/python" -m pip install --quiet --upgrade pip
-    # The PyRIT reader the importer uses ships in the push client's distribution (client/).
-    "$VENV/bin/python" -m pip install --quiet -e ./client
-    "$VENV/bin/python" -m pip install --quiet -e ".[test]"
+    if [ "${REDLINE_LOCKED:-0}" = 1 ]; then
+      # Exactly the pinned versions, each checked against its recorded hashes (docs/deployment.md).
+      say "Installing the pinned dependencies of requirements.lock (hashes checked)"
+      "$VENV/bin/python" -m pip install --quiet --require-hashes -r requirements.lock
+      "$VENV/bin/python" -m pip install --quiet --no-deps -e ./client -e .
+    else
+      # The PyRIT reader the importer uses ships in the push client's distribution (client/).
+      "$VENV/bin/python" -m pip install --quiet -e ./client
+      "$VENV/bin/python" -m pip install --quiet -e ".[test]"
+    fi
     echo "$want" > "$stamp"
   fi
 }

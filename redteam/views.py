@@ -15,6 +15,7 @@ from rest_framework.exceptions import APIException
 from rest_framework.response import Response
 from rest_framework.views import exception_handler
 
+from redteam.core.storage import is_out_of_space
 from redteam.security import security_event
 
 
@@ -78,13 +79,27 @@ class BodyTooLarge(APIException):
     default_code = "body_too_large"
 
 
+class InsufficientStorage(APIException):
+    """A write refused because the server's disk (or quota) is full, as a JSON 507."""
+
+    status_code = 507
+    default_detail = (
+        "The server has no storage space left for this upload; nothing was stored. "
+        "Try again later or ask the operator to free space."
+    )
+    default_code = "insufficient_storage"
+
+
 def api_exception_handler(exc: Exception, context: dict) -> Response | None:
     """DRF's own handler, with refusals written to the security log.
 
     A body over Django's size limit is raised while DRF reads it for the parser, outside any
-    parser, and Django would answer it with its HTML 400 page: here it becomes a JSON 413."""
+    parser, and Django would answer it with its HTML 400 page: here it becomes a JSON 413.
+    A full disk (``ENOSPC``, ``EDQUOT``) is the server's state, not a bug: a JSON 507."""
     if isinstance(exc, RequestDataTooBig):
         exc = BodyTooLarge()
+    elif is_out_of_space(exc):
+        exc = InsufficientStorage()
     response = exception_handler(exc, context)
     request = context.get("request")
     if response is not None and request is not None:

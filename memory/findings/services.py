@@ -49,11 +49,14 @@ from memory.models import (
 )
 from memory.storage import aggregates as ag
 from redteam.core.errors import InvalidMemory, Problem, text_checked
+from redteam.core.lengths import HARM_CATEGORIES_MAX_ITEMS, too_many_items
 
 if TYPE_CHECKING:
     from django.contrib.auth.base_user import AbstractBaseUser
 
 TEXT_MAX = 20_000
+#: A finding's or a report's title (the column's length).
+TITLE_MAX_CHARS = 255
 
 
 def _text(value: str | None, path: str, problems: list[Problem], *, required: bool = False) -> str:
@@ -67,6 +70,9 @@ def _strings(values: Sequence[str] | None, path: str, problems: list[Problem]) -
     if not isinstance(values, list | tuple):
         # A client's JSON may hold anything here: a clear problem, never a 500.
         problems.append(Problem(path, "must be a list of strings"))
+        return cleaned
+    if len(values) > HARM_CATEGORIES_MAX_ITEMS:
+        problems.append(Problem(path, too_many_items(len(values), HARM_CATEGORIES_MAX_ITEMS)))
         return cleaned
     for index, value in enumerate(values):
         if not isinstance(value, str):
@@ -287,8 +293,8 @@ def _validate_finding_fields(
     cleaned: dict[str, Any] = {}
     if title is not None:
         cleaned["title"] = _text(title, "title", problems, required=True)
-        if len(cleaned["title"]) > 255:
-            problems.append(Problem("title", "must be at most 255 characters"))
+        if len(cleaned["title"]) > TITLE_MAX_CHARS:
+            problems.append(Problem("title", f"must be at most {TITLE_MAX_CHARS} characters"))
     if severity is not None:
         if severity not in Severity.values:
             problems.append(Problem("severity", f"must be one of {', '.join(Severity.values)}"))
@@ -678,25 +684,30 @@ def report_create(
         problems.append(Problem("scope_query", "give an operation or a filter, not both"))
     if operation is not None and not operation_params(operation):
         problems.append(Problem("operation", "has no rule choosing its attacks"))
+    # Refused, never cut: a report's title is what its readers and its seal see.
+    title = text_checked(
+        title, path="title", problems=problems, max_length=TITLE_MAX_CHARS, required=False
+    )
     if problems:
         raise InvalidMemory(problems)
     if operation is not None:
         params = operation_params(operation)
     else:
         params = rule_params(pyrit_operation="", attack_filter=scope_query)
-    title = (title or "").strip() or (
-        f"Operation {operation.name}" if operation else "Red-team report"
+    title = (
+        title
+        or (f"Operation {operation.name}" if operation else "Red-team report")[:TITLE_MAX_CHARS]
     )
     document = build_document(
         params=as_params(params),
-        title=title[:255],
+        title=title,
         operation=operation,
         redact_media=redact_media,
         source=ag.Source(outcome_source),
     )
     counts = document["snapshot"]["counts"]
     return Report.objects.create(
-        title=title[:255],
+        title=title,
         operation=operation,
         scope_query=document["scope"]["query"],
         snapshot=document,

@@ -543,6 +543,11 @@ def finding_issue(request: HttpRequest, finding_id: Any) -> HttpResponse:
 @permission_required(VIEW_REPORTS, raise_exception=True)
 def report_list(request: HttpRequest) -> HttpResponse:
     form = ReportForm(initial={"scope_query": request.GET.get("scope_query", "")})
+    return _report_list_page(request, form)
+
+
+def _report_list_page(request: HttpRequest, form: ReportForm, status: int = 200) -> HttpResponse:
+    """The reports and the form to make one (bound, with its errors, after a refusal)."""
     return render(
         request,
         "findings/report_list.html",
@@ -556,24 +561,24 @@ def report_list(request: HttpRequest) -> HttpResponse:
             "form": form,
             "can_add": request.user.has_perm(REPORT_PERMISSION),
         },
+        status=status,
     )
 
 
 @login_required
 @require_POST
 def report_create_view(request: HttpRequest) -> HttpResponse:
+    """Make a report; a refused form comes back with each field's error and status 400."""
     _need(request, REPORT_PERMISSION)
     form = ReportForm(request.POST)
     if form.is_valid():
         try:
             report = report_create(actor=request.user, **form.cleaned_data)
         except InvalidMemory as error:
-            messages.error(request, str(error))
+            _show_problems(form, error)
         else:
             return redirect(report)
-    else:
-        messages.error(request, "The report form has errors.")
-    return redirect("report-list")
+    return _report_list_page(request, form, status=400)
 
 
 def _report(report_id: Any) -> Report:

@@ -4,7 +4,7 @@ categories, identifiers)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Collection, Iterator
 from typing import Any
 
 from memory.models import (
@@ -22,7 +22,13 @@ from memory.models import (
 from memory.storage.batch import NormalizedBatch
 from redteam.core import identifiers as ids
 from redteam.core.errors import Problem
-from redteam.core.lengths import char_limits, spec_problems, value_problems
+from redteam.core.lengths import (
+    HARM_CATEGORIES_MAX_ITEMS,
+    char_limits,
+    spec_problems,
+    too_many_items,
+    value_problems,
+)
 
 
 def label_problems(labels: dict[str, Any], path: str) -> Iterator[Problem]:
@@ -32,8 +38,12 @@ def label_problems(labels: dict[str, Any], path: str) -> Iterator[Problem]:
         yield from value_problems(key, Label, "key", f"{path}.{key}")
 
 
-def harm_problems(categories: Iterable[Any], path: str) -> Iterator[Problem]:
-    """Harm category names too long for the harm category index."""
+def harm_problems(categories: Collection[Any], path: str) -> Iterator[Problem]:
+    """More harm categories than a list may hold, or names too long for the harm category
+    index (every write path, whatever read the list)."""
+    if len(categories) > HARM_CATEGORIES_MAX_ITEMS:
+        yield Problem(path, too_many_items(len(categories), HARM_CATEGORIES_MAX_ITEMS))
+        return
     for index, name in enumerate(categories):
         yield from value_problems(name, HarmCategory, "name", f"{path}[{index}]")
 

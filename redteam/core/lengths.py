@@ -54,3 +54,14 @@ def value_problems(
     limit = char_limits(model)[name]
     if _over(value, limit):
         yield Problem(path, _message(len(value), limit))
+
+
+#: At most this many harm categories in one list (a finding's ``harm_categories``, a seed's,
+#: a conversation's or attack result's ``targeted_harm_categories``): each is a row of the harm
+#: category index, and PyRIT's own lists hold a handful. Documented in docs/api.md.
+HARM_CATEGORIES_MAX_ITEMS = 100
+
+
+def too_many_items(count: int, limit: int) -> str:
+    """The problem of a list of ``count`` items where at most ``limit`` are accepted."""
+    return f"has {count:,} items; at most {limit:,} are accepted"

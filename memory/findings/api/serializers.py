@@ -22,6 +22,7 @@ from memory.models import (
     Severity,
 )
 from memory.storage import aggregates as ag
+from redteam.core.lengths import HARM_CATEGORIES_MAX_ITEMS
 
 
 class UserField(serializers.SlugRelatedField):
@@ -216,8 +217,12 @@ class FindingCreateSerializer(serializers.Serializer):
     operation = serializers.PrimaryKeyRelatedField(
         queryset=Operation.objects.all(), required=False, allow_null=True, default=None
     )
-    harm_categories = serializers.ListField(child=serializers.CharField(), default=list)
-    framework_tags = serializers.ListField(child=serializers.CharField(), default=list)
+    harm_categories = serializers.ListField(
+        child=serializers.CharField(), default=list, max_length=HARM_CATEGORIES_MAX_ITEMS
+    )
+    framework_tags = serializers.ListField(
+        child=serializers.CharField(), default=list, max_length=HARM_CATEGORIES_MAX_ITEMS
+    )
     reproduction_steps = serializers.CharField(required=False, allow_blank=True, default="")
     remediation = serializers.CharField(required=False, allow_blank=True, default="")
     evidence = EvidenceInputSerializer(many=True, required=False, default=list)
@@ -267,7 +272,7 @@ class ReportSerializer(serializers.ModelSerializer):
 
 
 class ReportCreateSerializer(serializers.Serializer):
-    title = serializers.CharField(required=False, allow_blank=True, default="")
+    title = serializers.CharField(required=False, allow_blank=True, default="", max_length=255)
     operation = serializers.PrimaryKeyRelatedField(
         queryset=Operation.objects.all(), required=False, allow_null=True, default=None
     )

@@ -58,6 +58,7 @@ from redteam.core.choices import (
 )
 from redteam.core.constraints import BIGINT_MAX
 from redteam.core.errors import Problem
+from redteam.core.lengths import HARM_CATEGORIES_MAX_ITEMS
 from redteam.core.scoring import score_numeric_value
 from seeds.specs import SeedSpec
 
@@ -141,7 +142,9 @@ def normalize_piece(
         timestamp=r.timestamp("timestamp"),
         labels=r.labels("labels"),
         prompt_metadata=r.mapping("prompt_metadata"),
-        targeted_harm_categories=r.strings("targeted_harm_categories"),
+        targeted_harm_categories=r.strings(
+            "targeted_harm_categories", max_items=HARM_CATEGORIES_MAX_ITEMS
+        ),
         converter_identifiers=r.identifiers("converter_identifiers"),
         prompt_target_identifier=r.identifier("prompt_target_identifier"),
         attack_identifier=r.identifier(attack_key, attack_raw),
@@ -413,7 +416,9 @@ def normalize_attack_result(data: Any, path: str) -> tuple[AttackResultSpec | No
             "timestamp_source", TimestampSource, r.raw("timestamp_source"), default=None
         ),
         labels=r.labels("labels"),
-        targeted_harm_categories=r.strings("targeted_harm_categories"),
+        targeted_harm_categories=r.strings(
+            "targeted_harm_categories", max_items=HARM_CATEGORIES_MAX_ITEMS
+        ),
         error_message=r.text("error_message"),
         error_type=r.text("error_type"),
         error_traceback=r.text("error_traceback"),

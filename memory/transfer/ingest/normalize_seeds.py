@@ -14,6 +14,7 @@ from memory.storage.specs import ScenarioResultSpec
 from memory.transfer.ingest.readers import Reader, not_object
 from redteam.core.choices import ChatMessageRole, PromptDataType, ScenarioRunState, SeedType
 from redteam.core.errors import Problem
+from redteam.core.lengths import HARM_CATEGORIES_MAX_ITEMS
 from seeds.fields import DATASET_DEFAULTS
 from seeds.specs import SeedSpec
 
@@ -117,7 +118,7 @@ def normalize_seed(data: Any, path: str) -> tuple[SeedSpec | None, list[Problem]
         value_sha256=r.text("value_sha256"),
         name=r.text("name"),
         dataset_name=r.text("dataset_name"),
-        harm_categories=r.strings("harm_categories"),
+        harm_categories=r.strings("harm_categories", max_items=HARM_CATEGORIES_MAX_ITEMS),
         description=r.text("description"),
         authors=r.strings("authors"),
         groups=r.strings("groups"),

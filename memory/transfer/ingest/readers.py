@@ -15,6 +15,7 @@ from typing import Any
 from redteam.core.constraints import INT_MAX
 from redteam.core.errors import Problem
 from redteam.core.identifiers import ComponentIdentifier
+from redteam.core.lengths import too_many_items
 from redteam.core.uuids import UUID_RE, parse_uuid
 
 MISSING = object()
@@ -144,12 +145,19 @@ class Reader:
                 return {}
         return labels
 
-    def strings(self, key: str, value: Any = MISSING) -> list[str]:
+    def strings(self, key: str, value: Any = MISSING, *, max_items: int | None = None) -> list[str]:
+        """A list of strings; a problem when it is not one, or holds more than ``max_items``."""
         if value is MISSING:
             value = self.raw(key)
         if value is None:
             return []
-        if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        if not isinstance(value, list):
+            self.problem(key, "must be a list of strings")
+            return []
+        if max_items is not None and len(value) > max_items:
+            self.problem(key, too_many_items(len(value), max_items))
+            return []
+        if not all(isinstance(x, str) for x in value):
             self.problem(key, "must be a list of strings")
             return []
         return list(value)

@@ -23,9 +23,14 @@ from memory.transfer.uploads.limits import upload_limits
 from memory.transfer.uploads.services import import_job_create, import_jobs_fail_stalled
 from pyrit_memory_reader.source import KNOWN_VERSIONS
 from redteam.core.htmx import wants_fragment
+from redteam.core.storage import is_out_of_space
 
 JOBS_PER_PAGE = 20
 ACTIVE = (ImportStatus.QUEUED, ImportStatus.RUNNING)
+OUT_OF_SPACE = (
+    "The server has no storage space left for this upload; nothing was stored. "
+    "Try again later or ask the operator to free space."
+)
 
 
 def _require_importer(request: HttpRequest) -> None:
@@ -46,14 +51,23 @@ def import_list(request: HttpRequest) -> HttpResponse:
     if request.method == "POST":
         form = ImportUploadForm(request.POST, request.FILES)
         if form.is_valid():
-            job = import_job_create(
-                upload=form.cleaned_data["file"],
-                kind=form.kind or "sqlite",
-                user=request.user,
-                dry_run=form.cleaned_data["dry_run"],
-            )
-            return redirect("import-detail", job_id=job.pk)
-        status = 400
+            try:
+                job = import_job_create(
+                    upload=form.cleaned_data["file"],
+                    kind=form.kind or "sqlite",
+                    user=request.user,
+                    dry_run=form.cleaned_data["dry_run"],
+                )
+            except OSError as exc:
+                if not is_out_of_space(exc):
+                    raise
+                # The storage removed the partial file and no job was saved: say so, keep the form.
+                form.add_error(None, OUT_OF_SPACE)
+                status = 507
+            else:
+                return redirect("import-detail", job_id=job.pk)
+        else:
+            status = 400
     jobs = Paginator(
         ImportJob.objects.select_related("created_by").order_by("-created_at", "-id"),
         JOBS_PER_PAGE,
