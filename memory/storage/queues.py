@@ -434,14 +434,16 @@ def blind_hidden_attacks(*, user: Any) -> QuerySet | None:
 
 
 def with_seen_human_outcome(
-    *, attacks: QuerySet[AttackResult], hidden: QuerySet | None
+    *, attacks: QuerySet[AttackResult], hidden: QuerySet | None, select: bool = True
 ) -> QuerySet[AttackResult]:
     """``attacks`` annotated with :data:`SEEN_HUMAN_OUTCOME`: ``human_outcome``, except None
     for the attacks of ``hidden`` (:func:`blind_hidden_attacks`), so those read as not
-    reviewed — in rows, in the filters on human outcomes and in counts. No query."""
+    reviewed — in rows, in the filters on human outcomes and in counts. ``select=False``
+    only aliases it (for the filters of a query that groups, not rows). No query."""
+    add = attacks.annotate if select else attacks.alias
     if hidden is None:
-        return attacks.annotate(**{SEEN_HUMAN_OUTCOME: F("human_outcome")})
-    return attacks.annotate(
+        return add(**{SEEN_HUMAN_OUTCOME: F("human_outcome")})
+    return add(
         **{
             SEEN_HUMAN_OUTCOME: Case(
                 When(pk__in=hidden, then=Value(None)),

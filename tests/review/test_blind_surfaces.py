@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory.findings.services import report_create
 from tests.conftest import logged_in
 from tests.review.test_human_labels import _attack
 from tests.review.test_queue_pages import make_queue, verdict
@@ -178,3 +179,45 @@ def test_a_lead_and_a_reviewer_after_their_verdict_see_the_human_outcome(blind, 
     # Bob's own verdict agrees with Ann's, so the newest outcome stays success.
     verdict(attack, bob, "success", "Bob's own reasoning")
     assert _outcome_views(logged_in(bob), attack) == SEEN
+
+
+def _figures(user) -> dict[str, object]:
+    """What the dashboard, the stats API and a report (source "human where reviewed") count
+    of the one attack (Ann: success; PyRIT: failure)."""
+    client = logged_in(user)
+    summary = client.get("/api/v1/stats/summary?source=human").json()
+    reviewed_summary = client.get(
+        "/api/v1/stats/summary?source=human&has_human_verdict=true"
+    ).json()
+    page = client.get("/dashboards/?source=human").content.decode()
+    report = report_create(actor=user, outcome_source="human")
+    return {
+        "api successes": summary["total"]["successes"],
+        "api reviewed": summary["human_reviewed"],
+        "api filter reviewed": reviewed_summary["total"]["attacks"],
+        "dashboard success rate": "100.0 %" in page,
+        "report successes": report.snapshot["executive"]["total"]["successes"],
+        "report reviewed": report.snapshot["scope"]["attacks_with_verdict"],
+    }
+
+
+def test_figures_count_no_hidden_verdict_for_an_unreviewed_assignee(blind, bob, lead):
+    seen = {
+        "api successes": 1,
+        "api reviewed": 1,
+        "api filter reviewed": 1,
+        "dashboard success rate": True,
+        "report successes": 1,
+        "report reviewed": 1,
+    }
+    assert _figures(lead) == seen
+    assert _figures(bob) == {
+        "api successes": 0,
+        "api reviewed": 0,
+        "api filter reviewed": 0,
+        "dashboard success rate": False,
+        "report successes": 0,
+        "report reviewed": 0,
+    }
+    verdict(blind[0], bob, "success", "Bob's own reasoning")
+    assert _figures(bob) == seen
