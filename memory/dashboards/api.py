@@ -210,7 +210,7 @@ class StatsView(APIView):
         query = QueryDict(mutable=True)
         for key, values in request.query_params.lists():
             query.setlist(self.renamed.get(key, key), values)
-        dash = DashboardRequest.from_query(query)
+        dash = DashboardRequest.from_query(query, user=request.user)
         if not dash.valid:
             inverse = {v: k for k, v in self.renamed.items()}
             errors = {inverse.get(k, k): v for k, v in dash.errors.items()}

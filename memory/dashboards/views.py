@@ -264,7 +264,7 @@ def dashboard(request: HttpRequest) -> HttpResponse:
     it, side by side, from :func:`dashboard_part` (htmx; without JavaScript, a link opens
     each).
     """
-    dash = DashboardRequest.from_query(request.GET)
+    dash = DashboardRequest.from_query(request.GET, user=request.user)
     context: dict[str, Any] = {
         "dash": dash,
         "choices": attack_filter_options(roles=DASHBOARD_ROLES),
@@ -304,7 +304,7 @@ def dashboard_part(request: HttpRequest, part: str) -> HttpResponse:
     names = LATE_PARTS.get(part)
     if names is None:
         raise Http404("No such dashboard part")
-    dash = DashboardRequest.from_query(request.GET)
+    dash = DashboardRequest.from_query(request.GET, user=request.user)
     if not dash.valid:
         return _invalid(dash)
     built = {name: WIDGETS_BY_NAME[name].build(dash) for name in names}
@@ -320,7 +320,7 @@ def dashboard_csv(request: HttpRequest, table: str) -> HttpResponse:
     widget_name = TABLE_WIDGETS.get(table)
     if widget_name is None:
         raise Http404("No such dashboard table")
-    dash = DashboardRequest.from_query(request.GET)
+    dash = DashboardRequest.from_query(request.GET, user=request.user)
     if not dash.valid:
         return _invalid(dash)
     built = {widget_name: WIDGETS_BY_NAME[widget_name].build(dash)}

@@ -19,6 +19,7 @@ from django.utils.http import urlencode
 from memory.models import AttackResult, Label
 from memory.storage import aggregates as ag
 from memory.storage.filters import AttackResultFilter
+from memory.storage.queues import blind_hidden_attacks, with_seen_human_outcome
 
 #: Filter parameters the dashboard ignores: it counts outcomes, so it never filters on them.
 IGNORED_FILTERS = frozenset({"outcome", "effective_outcome"})
@@ -87,10 +88,15 @@ class DashboardRequest:
     options: DashboardOptionsForm
     params: ag.Params
     errors: dict[str, list[str]] = field(default_factory=dict)
+    #: The attacks whose verdicts blind review hides from the reader (``ag.Scope.hidden``).
+    hidden: Any = None
 
     @classmethod
-    def from_query(cls, query: QueryDict) -> DashboardRequest:
-        """Validate ``query`` (a request's GET) against the shared filter and the options."""
+    def from_query(cls, query: QueryDict, *, user: Any = None) -> DashboardRequest:
+        """Validate ``query`` (a request's GET) against the shared filter and the options.
+
+        Blind review: the verdicts hidden from ``user`` count as not given, in the filters and
+        in the "human where reviewed" figures alike (no ``user``: nobody is blinded)."""
         params: list[tuple[str, str]] = []
         for name in filter_names():
             values = [v for v in query.getlist(name) if v != ""]
@@ -101,14 +107,20 @@ class DashboardRequest:
         data = QueryDict(mutable=True)
         for name, value in params:
             data.appendlist(name, value)
-        filterset = AttackResultFilter(data=data, queryset=AttackResult.objects.all())
+        hidden = None if user is None else blind_hidden_attacks(user=user)
+        filterset = AttackResultFilter(
+            data=data,
+            queryset=with_seen_human_outcome(
+                attacks=AttackResult.objects.all(), hidden=hidden, select=False
+            ),
+        )
         options = DashboardOptionsForm(query)
         errors: dict[str, list[str]] = {}
         if not filterset.is_valid():
             errors.update({k: [str(m) for m in v] for k, v in filterset.errors.items()})
         if not options.is_valid():
             errors.update({k: [str(m) for m in v] for k, v in options.errors.items()})
-        return cls(query, filterset, options, tuple(params), errors)
+        return cls(query, filterset, options, tuple(params), errors, hidden)
 
     @property
     def valid(self) -> bool:
@@ -118,7 +130,9 @@ class DashboardRequest:
     def scope(self) -> ag.Scope:
         if not self.valid:
             raise ValueError("invalid dashboard request")
-        return ag.Scope(self.filterset.qs, self.options.cleaned_data["source"], self.params)
+        return ag.Scope(
+            self.filterset.qs, self.options.cleaned_data["source"], self.params, hidden=self.hidden
+        )
 
     def option(self, name: str) -> Any:
         return self.options.cleaned_data[name]

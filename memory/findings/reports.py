@@ -347,14 +347,17 @@ def build_document(
     operation: Operation | None = None,
     redact_media: bool = False,
     source: ag.Source = ag.Source.AUTOMATED,
+    hidden: QuerySet | None = None,
 ) -> dict[str, Any]:
     """The report document of the attacks ``params`` select (see the module docstring).
 
     ``source`` is whose outcome the figures count, as on the dashboards: PyRIT's
-    (``automated``) or the reviewers' verdict where there is one (``human``).
+    (``automated``) or the reviewers' verdict where there is one (``human``). ``hidden``:
+    the attacks whose verdicts blind review hides from the report's author
+    (``memory.storage.queues.blind_hidden_attacks``), counted as not reviewed.
     """
-    attacks = attacks_for(params)
-    scope = ag.Scope(attacks, source, params)
+    attacks = attacks_for(params, hidden=hidden)
+    scope = ag.Scope(attacks, source, params, hidden=hidden)
     technique = ag.breakdown(scope, "attack_class")
     findings = scope_findings(attacks, operation)
     finding_rows = _findings(findings, redact_media=redact_media)
@@ -384,7 +387,9 @@ def build_document(
             "display": " & ".join(f"{key}={value}" for key, value in params) or "all memory",
             "source": scope.source.value,
             "source_label": ag.SOURCE_LABELS[scope.source],
-            "attacks_with_verdict": attacks.filter(human_outcome__isnull=False).count(),
+            "attacks_with_verdict": attacks.alias(_human=ag.human_expression(hidden))
+            .filter(_human__isnull=False)
+            .count(),
             "redact_media": redact_media,
         },
         "executive": {

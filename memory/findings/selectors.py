@@ -22,6 +22,7 @@ from memory.findings.seal import (
 from memory.models import AttackResult, Evidence, EvidenceKind, Finding, Operation, Retest
 from memory.storage.crosswalk import Crosswalk, crosswalk_current
 from memory.storage.filters import AttackResultFilter
+from memory.storage.queues import with_seen_human_outcome
 from redteam.core.hashing import sha256_text
 
 Params = tuple[tuple[str, str], ...]
@@ -73,9 +74,14 @@ def filter_problems(query: str) -> dict[str, list[str]]:
     return errors
 
 
-def attacks_for(params: Params) -> QuerySet:
-    """The attack results the filter parameters select (all of them without parameters)."""
-    return AttackResultFilter(params_querydict(params), AttackResult.objects.all()).qs
+def attacks_for(params: Params, *, hidden: QuerySet | None = None) -> QuerySet:
+    """The attack results the filter parameters select (all of them without parameters);
+    with ``hidden`` (``queues.blind_hidden_attacks``) the filters on human verdicts leave
+    out the verdicts blind review hides."""
+    base = AttackResult.objects.all()
+    if hidden is not None:
+        base = with_seen_human_outcome(attacks=base, hidden=hidden, select=False)
+    return AttackResultFilter(params_querydict(params), base).qs
 
 
 def operation_attacks(operation: Operation) -> QuerySet:

@@ -48,6 +48,7 @@ from memory.models import (
     Severity,
 )
 from memory.storage import aggregates as ag
+from memory.storage.queues import blind_hidden_attacks
 from redteam.core.errors import InvalidMemory, Problem, text_checked
 from redteam.core.lengths import HARM_CATEGORIES_MAX_ITEMS, too_many_items
 
@@ -704,6 +705,8 @@ def report_create(
         operation=operation,
         redact_media=redact_media,
         source=ag.Source(outcome_source),
+        # Blind review: the author's report counts no verdict hidden from them.
+        hidden=None if actor is None else blind_hidden_attacks(user=actor),
     )
     counts = document["snapshot"]["counts"]
     return Report.objects.create(

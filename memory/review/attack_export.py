@@ -22,11 +22,19 @@ from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.safestring import mark_safe
 
-from memory.models import MediaBlob
-from memory.review.thread import AttackPage, PieceView, ThreadView, ValueView, render_thread
+from memory.models import HumanOutcome, MediaBlob
+from memory.review.thread import (
+    AttackPage,
+    PieceView,
+    ScoreView,
+    ThreadView,
+    ValueView,
+    render_thread,
+)
+from redteam.core.choices import AttackOutcome, choice_label
 from redteam.core.markdown_safe import md_code, md_fence, md_inline
 
-__all__ = ["EMBED_LIMIT", "EMBED_TOTAL", "attack_html", "attack_markdown"]
+__all__ = ["EMBED_LIMIT", "EMBED_TOTAL", "attack_html", "attack_markdown", "hide_human_scores"]
 
 #: Largest media file embedded in the HTML file (bytes).
 EMBED_LIMIT = 8 * 1024 * 1024
@@ -51,10 +59,27 @@ def _value_markdown(view: ValueView) -> str:
     return line
 
 
+def hide_human_scores(*, thread: ThreadView, reader_id: int | None) -> None:
+    """Take other reviewers' human scores out of ``thread`` (blind review: the reader has
+    not given their verdict yet); the reader's own stay."""
+    for message in thread.messages:
+        for piece in message.pieces:
+            piece.scores = [s for s in piece.scores if not s.is_human or s.reviewer_id == reader_id]
+
+
+def _score_text(score: ScoreView) -> str:
+    """A score's value as the thread shows it: True / False, a float to two places."""
+    if score.bool_value is not None:
+        return "True" if score.bool_value else "False"
+    if score.percent is not None and score.numeric_value is not None:
+        return f"{score.numeric_value:.2f}"
+    return score.score_value or "undetermined"
+
+
 def _score_lines(piece: PieceView) -> list[str]:
     lines = []
     for score in piece.scores:
-        value = score.score_value if score.score_value is not None else "undetermined"
+        value = _score_text(score)
         line = (
             f"- **{md_inline(value)}** ({score.type_label}) by {md_inline(score.scorer.class_name)}"
         )
@@ -84,17 +109,25 @@ def _thread_markdown(thread: ThreadView) -> list[str]:
     return lines
 
 
-def attack_markdown(*, page: AttackPage, url: str) -> str:
+def attack_markdown(*, page: AttackPage, url: str, blind: bool = False) -> str:
     """The attack as Markdown: objective, outcome and facts, then the main conversation.
 
     Every value from PyRIT or a model is fenced or escaped, so the file renders as plain
-    text wherever it is pasted. ``url`` is the attack page's absolute address.
+    text wherever it is pasted. ``url`` is the attack page's absolute address. ``blind``:
+    a blind queue hides other reviewers' verdicts from the reader: the human outcome is
+    left out (and :func:`hide_human_scores` takes their human scores out of the thread).
     """
     attack = page.attack
+    human = None if blind else attack.human_outcome
     facts = [
-        ("Outcome", attack.human_outcome or attack.outcome),
-        ("Automated outcome", attack.outcome),
-        ("Human verdict", attack.human_outcome or "not reviewed"),
+        ("Outcome", choice_label(AttackOutcome, human or attack.outcome)),
+        ("Automated outcome", choice_label(AttackOutcome, attack.outcome)),
+        (
+            "Human verdict",
+            "hidden until you give yours (blind queue)"
+            if blind
+            else choice_label(HumanOutcome, human) or "not reviewed",
+        ),
         ("Outcome reason", attack.outcome_reason or "—"),
         ("Attack", attack.attack_identifier.class_name if attack.attack_identifier else "—"),
         ("Target", _target_text(page)),
@@ -166,12 +199,18 @@ def _stylesheets() -> str:
 
 
 def attack_html(
-    *, page: AttackPage, url: str, attack_list_url: str, absolute: Callable[[str], str]
+    *,
+    page: AttackPage,
+    url: str,
+    attack_list_url: str,
+    absolute: Callable[[str], str],
+    blind: bool = False,
 ) -> str:
     """The attack as one HTML file that opens without a server (see the module docstring).
 
     ``url`` is the attack page's absolute address, ``attack_list_url`` the attack list's
-    (the thread's filter links point there), ``absolute`` makes a path absolute.
+    (the thread's filter links point there), ``absolute`` makes a path absolute, ``blind``
+    as for :func:`attack_markdown`.
     """
     _embed_media(page.thread, absolute=absolute)
     page.thread.html = render_thread(page.thread, can_score=False, attack_list_url=attack_list_url)
@@ -180,6 +219,7 @@ def attack_html(
         {
             "page": page,
             "attack": page.attack,
+            "blind_queue": blind,
             "url": url,
             "attack_list_url": attack_list_url,
             # Our own stylesheets, read from the static files: trusted, not client data.

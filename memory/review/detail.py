@@ -14,13 +14,14 @@ from django.urls import reverse
 from django.utils.http import urlencode
 
 from memory.models import Conversation
-from memory.review.attack_export import attack_html, attack_markdown
+from memory.review.attack_export import attack_html, attack_markdown, hide_human_scores
 from memory.review.attack_tree import attack_branches, branch_wording
 from memory.review.forms import SCORE_PERMISSION, VerdictForm
 from memory.review.panels import verdict_context
 from memory.review.preferences import blur_harmful_media
 from memory.review.queue_mode import queue_bar
 from memory.review.thread import attack_page, attack_queryset, conversation_page, gc_paused
+from memory.storage.queues import blind_hidden_attacks, with_seen_human_outcome
 from redteam.core.choices import ConversationType
 from redteam.core.downloads import as_attachment
 
@@ -87,7 +88,12 @@ DOWNLOADS = {"md": "text/markdown; charset=utf-8", "html": "text/html; charset=u
 def attack_download(request: HttpRequest, attack_result_id, fmt: str) -> HttpResponse:
     """One attack as a file: ``export.md`` (Markdown), ``export.html`` (opens without a
     server) or ``export.json`` (the export API's document of its conversation)."""
-    attack = get_object_or_404(attack_queryset(), pk=attack_result_id)
+    # Blind review: the same rule as the attack list decides what the file may show.
+    hidden = blind_hidden_attacks(user=request.user)
+    attack = get_object_or_404(
+        with_seen_human_outcome(attacks=attack_queryset(), hidden=hidden), pk=attack_result_id
+    )
+    blind = hidden is not None and hidden.filter(pk=attack.pk).exists()
     if fmt == "json":
         query = urlencode({"conversation_id": attack.conversation.conversation_id})
         return HttpResponseRedirect(f"{reverse('api-export')}?{query}")
@@ -96,15 +102,18 @@ def attack_download(request: HttpRequest, attack_result_id, fmt: str) -> HttpRes
     blur = blur_harmful_media(request.user)
     with gc_paused():
         page = attack_page(attack=attack, side=None, blur_harmful_media=blur)
+    if blind:
+        hide_human_scores(thread=page.thread, reader_id=request.user.pk)
     url = request.build_absolute_uri(reverse("attack-detail", args=[attack.pk]))
     if fmt == "md":
-        body = attack_markdown(page=page, url=url)
+        body = attack_markdown(page=page, url=url, blind=blind)
     else:
         body = attack_html(
             page=page,
             url=url,
             attack_list_url=request.build_absolute_uri(reverse("attack-list")),
             absolute=request.build_absolute_uri,
+            blind=blind,
         )
     response = HttpResponse(body, content_type=DOWNLOADS[fmt])
     return as_attachment(response, f"redline-attack-{attack.pk}.{fmt}")

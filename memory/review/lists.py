@@ -43,7 +43,12 @@ from memory.storage.human_labels import (
     human_labels_csv,
     objective_labels,
 )
-from memory.storage.queues import attacks_with_visible_verdicts
+from memory.storage.queues import (
+    attacks_seen_by,
+    attacks_with_visible_verdicts,
+    blind_hidden_attacks,
+    with_seen_human_outcome,
+)
 from redteam.core.choices import AttackOutcome, ConversationType
 from redteam.core.downloads import as_attachment, file_stamp, streaming_download
 from redteam.core.filters import ordering
@@ -470,13 +475,18 @@ def attack_list(request: HttpRequest) -> HttpResponse:
         return _attack_table(request)
     if needs_cleanup(request):
         return HttpResponseRedirect(canonical_url(request))
+    # Blind review: attacks whose verdicts are hidden from this user read as not reviewed, in
+    # the filters, the count and the rows alike.
+    hidden = blind_hidden_attacks(user=request.user)
     filterset, page, sort, errors = run_list(
         request,
         filterset_class=AttackResultFilter,
-        base=AttackResult.objects.all(),
+        base=with_seen_human_outcome(attacks=AttackResult.objects.all(), hidden=hidden),
         sorts=ATTACK_SORTS,
         default_sort=ATTACK_DEFAULT_SORT,
-        load=lambda pks: selectors.attack_list_queryset().filter(pk__in=pks),
+        load=lambda pks: with_seen_human_outcome(
+            attacks=selectors.attack_list_queryset().filter(pk__in=pks), hidden=hidden
+        ),
     )
     if page is not None:
         for row in page.rows:
@@ -572,7 +582,11 @@ def _attack_table(request: HttpRequest) -> HttpResponse:
     for key, values in request.GET.lists():
         # A submitted filter form sends its empty fields; they mean "no filter".
         params.setlist(key, [value for value in values if value != ""])
-    filterset = AttackResultFilter(params, queryset=AttackResult.objects.all(), request=request)
+    filterset = AttackResultFilter(
+        params,
+        queryset=attacks_seen_by(user=request.user, attacks=AttackResult.objects.all()),
+        request=request,
+    )
     if not filterset.is_valid():
         return _plain_400("\n".join(filter_errors(filterset)))
     if fmt == HUMAN_LABELS:

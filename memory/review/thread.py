@@ -332,6 +332,7 @@ class ScoreView:
     objective: str
     timestamp: datetime
     reviewer_name: str = ""
+    reviewer_id: int | None = None
     is_last: bool = False
     is_human: bool = False
     bool_value: bool | None = None
@@ -380,6 +381,7 @@ def score_view(
         objective=row["objective"] or "",
         timestamp=row["timestamp"],
         reviewer_name=row["reviewer__username"] or "",
+        reviewer_id=row["reviewer_id"],
         is_last=last_score_id is not None and row["id"] == last_score_id,
         is_human=row["reviewer_id"] is not None,
         objective_differs=bool(row["objective"]) and row["objective"] != objective,

@@ -95,11 +95,31 @@ SOURCE_LABELS = {
 }
 
 
-def outcome_expression(source: Source, prefix: str = "") -> Expression:
-    """The outcome column (automated) or the newest human verdict over it (human).
+def human_expression(hidden: QuerySet | None = None, prefix: str = "") -> Expression:
+    """The newest human verdict's outcome, None on the attacks of ``hidden`` (those whose
+    verdicts blind review hides from the reader: ``queues.blind_hidden_attacks``)."""
+    column = F(f"{prefix}human_outcome")
+    if hidden is None:
+        return column
+    return Case(
+        When(**{f"{prefix}pk__in": hidden}, then=Value(None)),
+        default=column,
+        output_field=CharField(),
+    )
+
+
+def outcome_expression(
+    source: Source, prefix: str = "", hidden: QuerySet | None = None
+) -> Expression:
+    """The outcome column (automated) or the newest human verdict over it (human), leaving
+    out the verdicts blind review hides (``hidden``, see :func:`human_expression`).
 
     ``prefix`` is the path to the attack from another model (``"attackresult__"``).
     """
+    if source == Source.HUMAN and hidden is not None:
+        return Coalesce(
+            human_expression(hidden, prefix), F(f"{prefix}outcome"), output_field=CharField()
+        )
     if source == Source.HUMAN:
         return Coalesce(F(f"{prefix}human_outcome"), F(f"{prefix}outcome"))
     return F(f"{prefix}outcome")
@@ -132,6 +152,10 @@ class Scope:
     #: Whether an unfiltered scope may read the rollups the triggers keep (False: group the
     #: raw tables, as a filtered scope does; the tests compare the two).
     rollups: bool = field(default=True, compare=False)
+    #: The attacks whose human verdicts blind review hides from the reader
+    #: (``queues.blind_hidden_attacks``): counted by their automated outcome, never from the
+    #: rollups (which hold every verdict).
+    hidden: QuerySet | None = field(default=None, compare=False)
 
     @property
     def from_rollups(self) -> bool:
@@ -141,12 +165,27 @@ class Scope:
         return self.rollups and not self.filtered
 
     @property
+    def blinded(self) -> bool:
+        """Whether blind review may hide some of the verdicts this scope counts (then the
+        rollups, which hold every verdict, are not read, whatever the source)."""
+        return self.hidden is not None
+
+    @property
     def counted(self) -> bool:
         """Whether rollups count this scope: the whole memory's (:attr:`from_rollups`), or,
         when the only filter is one ``labels=key:value``, that label's
         (``memory_rollup_label_*``, :attr:`rollup_label`), its volume and scores included.
         Otherwise the widgets group the attacks themselves."""
-        return self.rollups and (not self.filtered or self.rollup_label is not None)
+        return (
+            self.rollups
+            and not self.blinded
+            and (not self.filtered or self.rollup_label is not None)
+        )
+
+    @property
+    def human(self) -> Expression:
+        """The human outcome the reader may see (:func:`human_expression`)."""
+        return human_expression(self.hidden)
 
     @property
     def rollup_label(self) -> tuple[str, str] | None:
@@ -161,12 +200,13 @@ class Scope:
 
     @property
     def outcome(self) -> Expression:
-        return outcome_expression(self.source)
+        return outcome_expression(self.source, hidden=self.hidden)
 
     @property
     def filtered(self) -> bool:
-        """Whether any filter narrows the attacks (else the scope is the whole memory)."""
-        return bool(self.params)
+        """Whether any filter narrows the attacks (else the scope is the whole memory), or
+        blind review hides verdicts: the whole-memory shortcuts count every verdict."""
+        return bool(self.params) or self.blinded
 
     @property
     def vendor(self) -> str:
@@ -524,7 +564,7 @@ def attack_facts(scope: Scope) -> list[AttackFact]:
                 target=id_key(DIMENSIONS["target_model"].path),
                 scorer=id_key(DIMENSIONS["scorer"].path),
                 outcome_=F("outcome"),
-                human=F("human_outcome"),
+                human=scope.human,
             )
             .annotate(count=Count("*"))
             .order_by()
@@ -732,7 +772,7 @@ def headline(scope: Scope) -> Headline:
     if _facts_ready(scope):
         reviewed = sum(fact.count for fact in attack_facts(scope) if fact.human is not None)
     else:
-        reviewed = scope.attacks.filter(human_outcome__isnull=False).count()
+        reviewed = scope.attacks.alias(_human=scope.human).filter(_human__isnull=False).count()
     return Headline(counts=outcome_totals(scope), human_reviewed=reviewed)
 
 
@@ -906,7 +946,7 @@ def _label_breakdown(scope: Scope, dimension: Dimension, label_key: str | None) 
     rows = [
         {**row, "key": values.get(row["key"])}
         for row in links.values(
-            key=F("label_id"), out=outcome_expression(scope.source, "attackresult__")
+            key=F("label_id"), out=outcome_expression(scope.source, "attackresult__", scope.hidden)
         )
         .annotate(count=Count("*"))
         .order_by()
@@ -952,7 +992,7 @@ def _converter_breakdown(scope: Scope, dimension: Dimension) -> Breakdown:
     rows = links.values_list(
         "componentidentifier_id",
         Cast(f"{attack}id", CharField()),
-        outcome_expression(scope.source, attack),
+        outcome_expression(scope.source, attack, scope.hidden),
     ).order_by()
     per_identifier: dict[int, list[tuple[Any, str]]] = defaultdict(list)
     for identifier_id, attack_id, outcome in rows:
@@ -1793,11 +1833,12 @@ def attack_agreement(scope: Scope) -> list[ScorerAgreement]:
             per_scorer[None if scorer is None else unescape_nul(scorer)].append((machine, human, n))
     else:
         rows = (
-            scope.attacks.filter(human_outcome__isnull=False)
+            scope.attacks.alias(_human=scope.human)
+            .filter(_human__isnull=False)
             .values(
                 scorer=F("last_score__scorer_class_identifier__class_name"),
                 machine=F("outcome"),
-                human=F("human_outcome"),
+                human=F("_human"),
             )
             .annotate(count=Count("*"))
             .order_by()

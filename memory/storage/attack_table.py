@@ -20,6 +20,7 @@ from typing import Any
 from django.db.models import QuerySet
 
 from memory.models import AttackResult
+from memory.storage.filters import SEEN_HUMAN_OUTCOME
 from redteam.core.downloads import SafeCsvWriter
 
 __all__ = [
@@ -61,15 +62,21 @@ class TableColumn:
     read: Callable[[AttackResult], Any]
 
 
+def _human(attack: AttackResult) -> str | None:
+    """The human outcome the reader may see: the one blind review leaves them where the
+    caller annotated it (``queues.with_seen_human_outcome``), else the stored one."""
+    return getattr(attack, SEEN_HUMAN_OUTCOME, attack.human_outcome)
+
+
 #: The table's columns, in order (CSV header and JSON keys alike).
 ATTACK_TABLE_COLUMNS: tuple[TableColumn, ...] = (
     TableColumn("attack_result_id", lambda a: str(a.id)),
     TableColumn("timestamp", lambda a: _iso(a.timestamp)),
     TableColumn("conversation_id", lambda a: a.conversation.conversation_id),
     TableColumn("objective", lambda a: a.objective),
-    TableColumn("outcome", lambda a: a.human_outcome or a.outcome),
+    TableColumn("outcome", lambda a: _human(a) or a.outcome),
     TableColumn("automated_outcome", lambda a: a.outcome),
-    TableColumn("human_outcome", lambda a: a.human_outcome),
+    TableColumn("human_outcome", lambda a: _human(a)),
     TableColumn("outcome_reason", lambda a: a.outcome_reason),
     TableColumn("attack_class", lambda a: _class_name(a.attack_identifier)),
     TableColumn("target_class", lambda a: _class_name(a.conversation.target_identifier)),

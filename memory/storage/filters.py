@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 import django_filters
-from django.db.models import Exists, F, OuterRef, Q, QuerySet
+from django.db.models import CharField, Exists, F, OuterRef, Q, QuerySet
 from django.db.models.functions import Coalesce
 from drf_spectacular.utils import extend_schema_field
 
@@ -390,6 +390,16 @@ class ScoreFilter(django_filters.FilterSet):
         return text_search(qs, ("score_rationale", "objective"), value)
 
 
+#: What ``memory.storage.queues.with_seen_human_outcome`` annotates (it imports this module).
+SEEN_HUMAN_OUTCOME = "seen_human_outcome"
+
+
+def human_outcome_field(qs: QuerySet) -> str:
+    """The human outcome the filters read: the one blind review lets the user see when the
+    caller annotated it (``queues.with_seen_human_outcome``), else the stored column."""
+    return SEEN_HUMAN_OUTCOME if SEEN_HUMAN_OUTCOME in qs.query.annotations else "human_outcome"
+
+
 class AttackResultFilter(django_filters.FilterSet):
     """Attack results: the one filterset behind the API, the attack list and dashboard drill-down.
 
@@ -413,9 +423,7 @@ class AttackResultFilter(django_filters.FilterSet):
     effective_outcome = django_filters.MultipleChoiceFilter(
         choices=AttackOutcome.choices, method="filter_effective_outcome", distinct=False
     )
-    has_human_verdict = StrictBooleanFilter(
-        field_name="human_outcome", lookup_expr="isnull", exclude=True
-    )
+    has_human_verdict = StrictBooleanFilter(method="filter_has_human_verdict")
     labels = LabelsFilter(field_name="label_index")
     harm_category = HarmCategoryFilter(field_name="harm_category_index")
     framework = FrameworkFilter()
@@ -452,9 +460,15 @@ class AttackResultFilter(django_filters.FilterSet):
         """
         if not value:
             return qs
-        return qs.alias(_effective_outcome=Coalesce("human_outcome", "outcome")).filter(
-            _effective_outcome__in=value
-        )
+        # output_field: the blind-review annotation is a plain CharField, unlike the columns.
+        effective = Coalesce(human_outcome_field(qs), "outcome", output_field=CharField())
+        return qs.alias(_effective_outcome=effective).filter(_effective_outcome__in=value)
+
+    def filter_has_human_verdict(self, qs: QuerySet, name: str, value: bool | None) -> QuerySet:
+        """Reviewed (a human outcome the user may see) or not."""
+        if value is None:
+            return qs
+        return qs.filter(**{f"{human_outcome_field(qs)}__isnull": not value})
 
     def filter_converter_class(self, qs: QuerySet, name: str, value: str) -> QuerySet:
         """Any piece of the main conversation went through a converter of this class.

@@ -32,11 +32,16 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
-from django.db.models import Q, QuerySet
+from django.db.models import Case, CharField, F, Q, QuerySet, Value, When
 from django.http import QueryDict
 
 from memory.models import AttackResult, HumanOutcome, HumanVerdict, QueueResolution, ReviewQueue
-from memory.storage.filters import ATTACK_DEFAULT_SORT, ATTACK_SORTS, AttackResultFilter
+from memory.storage.filters import (
+    ATTACK_DEFAULT_SORT,
+    ATTACK_SORTS,
+    SEEN_HUMAN_OUTCOME,
+    AttackResultFilter,
+)
 from redteam.core.choices import AttackOutcome
 from redteam.core.errors import Problem
 from redteam.core.filters import ordering
@@ -426,6 +431,33 @@ def blind_hidden_attacks(*, user: Any) -> QuerySet | None:
         holding |= Q(pk__in=queue_attacks(queue).order_by().values("pk"))
     own = HumanVerdict.objects.filter(reviewer=user).values("attack_result_id")
     return AttackResult.objects.filter(holding).exclude(pk__in=own).order_by().values("pk")
+
+
+def with_seen_human_outcome(
+    *, attacks: QuerySet[AttackResult], hidden: QuerySet | None, select: bool = True
+) -> QuerySet[AttackResult]:
+    """``attacks`` annotated with :data:`SEEN_HUMAN_OUTCOME`: ``human_outcome``, except None
+    for the attacks of ``hidden`` (:func:`blind_hidden_attacks`), so those read as not
+    reviewed — in rows, in the filters on human outcomes and in counts. ``select=False``
+    only aliases it (for the filters of a query that groups, not rows). No query."""
+    add = attacks.annotate if select else attacks.alias
+    if hidden is None:
+        return add(**{SEEN_HUMAN_OUTCOME: F("human_outcome")})
+    return add(
+        **{
+            SEEN_HUMAN_OUTCOME: Case(
+                When(pk__in=hidden, then=Value(None)),
+                default=F("human_outcome"),
+                output_field=CharField(),
+            )
+        }
+    )
+
+
+def attacks_seen_by(*, user: Any, attacks: QuerySet[AttackResult]) -> QuerySet[AttackResult]:
+    """``attacks`` with the human outcome ``user`` may see (:func:`with_seen_human_outcome`
+    over :func:`blind_hidden_attacks`; one query for a user blind review can apply to)."""
+    return with_seen_human_outcome(attacks=attacks, hidden=blind_hidden_attacks(user=user))
 
 
 def attacks_with_visible_verdicts(

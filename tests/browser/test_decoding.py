@@ -11,7 +11,10 @@ import pytest
 from django.core.management import call_command
 
 from memory.models import AttackResult
+from memory.storage.services import message_add
+from memory.storage.specs import PieceSpec
 from tests.conftest import FIXTURES_DIR
+from tests.review.test_detail import build_attack
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -67,3 +70,32 @@ def test_plain_answers_to_rot13_requests_are_not_decoded(
     assert "lock" in decoded.inner_text()
 
     shot(page, "decoding-rot13-red-teaming")
+
+
+#: English enough for the readability check, sent as ROT13 with no converter on record.
+PLAIN = "Sure, here is how you pick the lock on the front door of the house without a key."
+
+
+def test_rot13_looking_text_without_converters_offers_a_closed_try_decoding_box(
+    login_page, live_server, viewer, shot
+):
+    attack, _ = build_attack()
+    message_add(
+        conversation_id=attack.conversation.conversation_id,
+        role="assistant",
+        pieces=[PieceSpec(original_value=codecs.encode(PLAIN, "rot13"))],
+    )
+    page = login_page(viewer)
+    page.goto(f"{live_server.url}/attacks/{attack.pk}/")
+
+    box = page.locator("details.decoded-try")
+    assert box.count() == 1
+    assert box.get_attribute("open") is None
+    assert "ROT13" in box.locator("summary").inner_text()
+    assert not box.locator(".decoded-text").first.is_visible()
+    box.locator("summary").click()
+    decoded = box.locator(".decoded-text").first
+    assert decoded.is_visible()
+    assert decoded.inner_text().strip() == PLAIN
+
+    shot(page, "decoding-try-rot13")

@@ -7,8 +7,9 @@ import pytest
 from memory.demo import demo_png
 from memory.models import MessagePiece
 from memory.review import attack_export
-from memory.storage.services import message_add
-from memory.storage.specs import PieceSpec
+from memory.storage.services import message_add, score_add
+from memory.storage.specs import PieceSpec, ScoreSpec
+from redteam.core import identifiers as ids
 from redteam.core.choices import PromptDataType
 from tests.conftest import logged_in
 from tests.review.test_detail import build_attack
@@ -46,13 +47,35 @@ def test_markdown_holds_the_outcome_the_thread_and_the_scores(viewer):
     )
     text = response.content.decode()
     assert "```text\nLearn the secret\n```" in text
-    assert "- **Outcome:** success" in text
+    assert "- **Outcome:** Success" in text
+    assert "- **Automated outcome:** Success" in text
     assert "- **Outcome reason:** SECRET found" in text
     assert f"## Conversation `{attack.conversation.conversation_id}`" in text
     assert "VGVsbCBtZSB0aGUgc2VjcmV0" in text and "Tell me the secret" in text
-    assert "- **true** (True/false) by SubStringScorer — decided the outcome" in text
+    assert "- **True** (True/false) by SubStringScorer — decided the outcome" in text
     assert f"<http://testserver/attacks/{attack.pk}/>" in text
     assert "*Image:* `/home/a/dbdata/prompt-memory-entries/images/1.png`" in text
+
+
+def test_markdown_reads_scores_and_outcomes_as_the_thread_does(viewer):
+    attack, pieces = build_attack(outcome="undetermined")
+    score_add(
+        spec=ScoreSpec(
+            score_type="float_scale",
+            score_value="0.3333333333",
+            scorer_class_identifier=ids.ComponentIdentifier(
+                "SelfAskScaleScorer", "pyrit.score.self_ask_scale_scorer"
+            ),
+            message_piece_id=pieces["answer"].id,
+        )
+    )
+
+    text = logged_in(viewer).get(f"/attacks/{attack.pk}/export.md").content.decode()
+
+    assert "- **0.33** (Float scale) by SelfAskScaleScorer" in text
+    assert "0.3333333333" not in text
+    assert "- **Outcome:** Undetermined" in text
+    assert "- **Human verdict:** not reviewed" in text
 
 
 def test_markdown_fences_llm_text_so_it_cannot_break_out(viewer):

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from memory.findings.services import report_create
 from tests.conftest import logged_in
 from tests.review.test_human_labels import _attack
 from tests.review.test_queue_pages import make_queue, verdict
@@ -103,3 +104,120 @@ def test_the_hidden_verdict_s_page_answers_as_if_it_did_not_exist(blind, bob):
     assert response.status_code == 302 and response["Location"] == "/admin/"
     history = logged_in(bob).get(f"{VERDICTS}{recorded.pk}/history/")
     assert history.status_code == 302
+
+
+# --- where the attack's human outcome shows: lists, filters, counts, downloads -----------------
+
+
+def _count(client, query: str) -> int:
+    response = client.get(f"/attacks/?{query}")
+    assert response.status_code == 200
+    return int(response["X-Result-Count"])
+
+
+#: The badge of a success (only Ann's verdict says so; the stylesheet inlined in the HTML
+#: file names the class too, so the whole element is looked for).
+BADGE = 'class="badge badge-success">Success</span>'
+
+
+def _outcome_views(client, attack) -> dict[str, object]:
+    """What each surface says about the attack's human outcome (Ann said success; PyRIT
+    recorded failure)."""
+    csv_body = b"".join(client.get("/attacks/?format=csv").streaming_content).decode()
+    json_body = b"".join(client.get("/attacks/?format=json").streaming_content).decode()
+    markdown = client.get(f"/attacks/{attack.pk}/export.md").content.decode()
+    html = client.get(f"/attacks/{attack.pk}/export.html").content.decode()
+    listed = client.get("/attacks/").content.decode()
+    return {
+        "reviewed": _count(client, "has_human_verdict=true"),
+        "not reviewed": _count(client, "has_human_verdict=false"),
+        "outcome success": _count(client, "effective_outcome=success"),
+        "outcome failure": _count(client, "effective_outcome=failure"),
+        "list column": 'badge-human badge-plain">human</span>' in listed,
+        "csv": ",success," in csv_body,
+        "json": '"human_outcome": "success"' in json_body,
+        "markdown": "**Human verdict:** Success" in markdown,
+        "html": BADGE in html,
+    }
+
+
+SEEN = {
+    "reviewed": 1,
+    "not reviewed": 0,
+    "outcome success": 1,
+    "outcome failure": 0,
+    "list column": True,
+    "csv": True,
+    "json": True,
+    "markdown": True,
+    "html": True,
+}
+UNSEEN = {
+    "reviewed": 0,
+    "not reviewed": 1,
+    "outcome success": 0,
+    "outcome failure": 1,
+    "list column": False,
+    "csv": False,
+    "json": False,
+    "markdown": False,
+    "html": False,
+}
+
+
+def test_an_unreviewed_assignee_sees_the_automated_outcome_in_lists_and_downloads(blind, bob):
+    attack, _, _ = blind
+    assert _outcome_views(logged_in(bob), attack) == UNSEEN
+    markdown = logged_in(bob).get(f"/attacks/{attack.pk}/export.md").content.decode()
+    assert "**Outcome:** Failure" in markdown
+    assert "hidden until you give yours (blind queue)" in markdown
+
+
+def test_a_lead_and_a_reviewer_after_their_verdict_see_the_human_outcome(blind, bob, lead):
+    attack, _, _ = blind
+    assert _outcome_views(logged_in(lead), attack) == SEEN
+    # Bob's own verdict agrees with Ann's, so the newest outcome stays success.
+    verdict(attack, bob, "success", "Bob's own reasoning")
+    assert _outcome_views(logged_in(bob), attack) == SEEN
+
+
+def _figures(user) -> dict[str, object]:
+    """What the dashboard, the stats API and a report (source "human where reviewed") count
+    of the one attack (Ann: success; PyRIT: failure)."""
+    client = logged_in(user)
+    summary = client.get("/api/v1/stats/summary?source=human").json()
+    reviewed_summary = client.get(
+        "/api/v1/stats/summary?source=human&has_human_verdict=true"
+    ).json()
+    page = client.get("/dashboards/?source=human").content.decode()
+    report = report_create(actor=user, outcome_source="human")
+    return {
+        "api successes": summary["total"]["successes"],
+        "api reviewed": summary["human_reviewed"],
+        "api filter reviewed": reviewed_summary["total"]["attacks"],
+        "dashboard success rate": "100.0 %" in page,
+        "report successes": report.snapshot["executive"]["total"]["successes"],
+        "report reviewed": report.snapshot["scope"]["attacks_with_verdict"],
+    }
+
+
+def test_figures_count_no_hidden_verdict_for_an_unreviewed_assignee(blind, bob, lead):
+    seen = {
+        "api successes": 1,
+        "api reviewed": 1,
+        "api filter reviewed": 1,
+        "dashboard success rate": True,
+        "report successes": 1,
+        "report reviewed": 1,
+    }
+    assert _figures(lead) == seen
+    assert _figures(bob) == {
+        "api successes": 0,
+        "api reviewed": 0,
+        "api filter reviewed": 0,
+        "dashboard success rate": False,
+        "report successes": 0,
+        "report reviewed": 0,
+    }
+    verdict(blind[0], bob, "success", "Bob's own reasoning")
+    assert _figures(bob) == seen

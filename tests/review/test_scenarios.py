@@ -6,6 +6,7 @@ import re
 from datetime import timedelta
 
 import pytest
+from django.template.loader import render_to_string
 
 from memory.models import HumanVerdict, ScenarioResult
 from redteam.core.choices import AttackOutcome, ScenarioRunState
@@ -193,3 +194,12 @@ def test_outcome_counts_are_read_in_one_grouped_query(django_assert_num_queries)
         counts = scenario_outcomes(scenario_ids=[r.pk for r in runs])
     assert counts[runs[0].pk] == OutcomeCounts(successes=1, failures=1, undetermined=1, errors=1)
     assert HumanVerdict.objects.count() == 0
+
+
+def test_the_outcome_legend_counts_in_plain_words():
+    counts = OutcomeCounts(successes=1, failures=2, undetermined=3, errors=2)
+    html = render_to_string("review/parts/outcome_bar.html", {"counts": counts})
+    legend = html.split('class="outcome-legend', 1)[1]
+    assert ">1 success<" in legend and ">2 failures<" in legend
+    assert ">3 undetermined<" in legend and ">2 errors<" in legend
+    assert 'aria-label="1 success, 2 failures, 3 undetermined, 2 errors"' in html
