@@ -12,6 +12,7 @@ from memory.storage.specs import PieceSpec, ScoreSpec
 from redteam.core import identifiers as ids
 from redteam.core.choices import PromptDataType
 from tests.conftest import logged_in
+from tests.markdown import gfm_text
 from tests.review.test_detail import build_attack
 
 pytestmark = pytest.mark.django_db
@@ -70,12 +71,14 @@ def test_markdown_reads_scores_and_outcomes_as_the_thread_does(viewer):
         )
     )
 
-    text = logged_in(viewer).get(f"/attacks/{attack.pk}/export.md").content.decode()
+    markdown = logged_in(viewer).get(f"/attacks/{attack.pk}/export.md").content.decode()
+    # read as a person sees it rendered: the file escapes Markdown's punctuation (0\\.33)
+    text = gfm_text(markdown)
 
-    assert "- **0.33** (Float scale) by SelfAskScaleScorer" in text
-    assert "0.3333333333" not in text
-    assert "- **Outcome:** Undetermined" in text
-    assert "- **Human verdict:** not reviewed" in text
+    assert "0.33 (Float scale) by SelfAskScaleScorer" in text
+    assert "0.3333333333" not in markdown
+    assert "Outcome: Undetermined" in text
+    assert "Human verdict: not reviewed" in text
 
 
 def test_markdown_fences_llm_text_so_it_cannot_break_out(viewer):

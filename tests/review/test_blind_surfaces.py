@@ -10,6 +10,7 @@ import pytest
 
 from memory.findings.services import report_create
 from tests.conftest import logged_in
+from tests.markdown import gfm_text
 from tests.review.test_human_labels import _attack
 from tests.review.test_queue_pages import make_queue, verdict
 
@@ -170,7 +171,7 @@ def test_an_unreviewed_assignee_sees_the_automated_outcome_in_lists_and_download
     assert _outcome_views(logged_in(bob), attack) == UNSEEN
     markdown = logged_in(bob).get(f"/attacks/{attack.pk}/export.md").content.decode()
     assert "**Outcome:** Failure" in markdown
-    assert "hidden until you give yours (blind queue)" in markdown
+    assert "Human verdict: hidden until you give yours (blind queue)" in gfm_text(markdown)
 
 
 def test_a_lead_and_a_reviewer_after_their_verdict_see_the_human_outcome(blind, bob, lead):
