@@ -25,6 +25,7 @@ from memory.storage.filters import AttackResultFilter
 from memory.transfer.importers.service import ImportFailed, import_pyrit_db
 from pyrit_memory_reader.source import KNOWN_VERSIONS
 from seeds.models import SeedDataset
+from tests.creating import databases_being_created
 from tests.exporters.conftest import export_doc
 from tests.importers.conftest import DB_12, DB_110, copy_fixture, source_rows
 
@@ -249,22 +250,11 @@ def test_help_docs_and_upload_page_name_the_versions_the_reader_knows(capsys, cl
 
 def _creating(tmp_path: Path) -> dict[str, Path]:
     """The states a database passes through while PyRIT creates it."""
-    empty = tmp_path / "empty.db"
-    empty.write_bytes(b"")
-    no_tables = tmp_path / "no-tables.db"
-    sqlite3.connect(no_tables).execute("PRAGMA user_version = 0").close()
-    stamped_later = tmp_path / "alembic-only.db"
-    with sqlite3.connect(stamped_later) as connection:
-        connection.execute("CREATE TABLE pyrit_memory_alembic_version (version_num VARCHAR(32))")
+    states = databases_being_created(tmp_path)
     half_built = copy_fixture(DB_110, tmp_path)
     with sqlite3.connect(half_built) as connection:
         connection.execute("CREATE TABLE _alembic_tmp_ScoreEntries (id VARCHAR(36))")
-    return {
-        "empty": empty,
-        "no tables": no_tables,
-        "alembic only": stamped_later,
-        "half built": half_built,
-    }
+    return {**states, "half built": half_built}
 
 
 @pytest.mark.parametrize("state", ["empty", "no tables", "alembic only", "half built"])

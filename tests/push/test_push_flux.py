@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from memory.models import MessagePiece
+from tests.creating import databases_being_created
 from tests.push.conftest import DATABASES, copy_database, count
 from tests.push.test_push import assert_equals_source, eventually
 
@@ -64,21 +65,9 @@ def _stop(process: subprocess.Popen, err: Path) -> str:
     return err.read_text()
 
 
-def _states(tmp_path: Path) -> dict[str, Path]:
-    empty = tmp_path / "empty.db"
-    empty.write_bytes(b"")
-    no_tables = tmp_path / "no-tables.db"
-    sqlite3.connect(no_tables).execute("PRAGMA user_version = 0").close()
-    alembic_only = tmp_path / "alembic-only.db"
-    with sqlite3.connect(alembic_only) as connection:
-        # alembic's table, before the first migration (which creates the memory) is stamped
-        connection.execute("CREATE TABLE pyrit_memory_alembic_version (version_num VARCHAR(32))")
-    return {"empty": empty, "no tables": no_tables, "alembic only": alembic_only}
-
-
 @pytest.mark.parametrize("state", ["empty", "no tables", "alembic only"])
 def test_a_one_shot_push_of_a_database_being_created_is_one_line_and_exit_2(push, tmp_path, state):
-    status, _, err = push(_states(tmp_path)[state])
+    status, _, err = push(databases_being_created(tmp_path)[state])
     assert status == 2
     assert LINE in err and err.count("\n") == 1, err
     assert "Traceback" not in err
